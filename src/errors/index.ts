@@ -1,0 +1,6 @@
+export { ConfigError } from './config-error.js'
+export { NoHealthyReplicaError } from './no-healthy-replica-error.js'
+export { PrimaryUnavailableError } from './primary-unavailable-error.js'
+export { ReadOnlyViolationError } from './read-only-violation-error.js'
+export { RouterClosedError } from './router-closed-error.js'
+export { RoutemateError } from './routemate-error.js'

@@ -1,0 +1,117 @@
+/**
+ * The seam between the router core and a database client library. Everything dialect-specific
+ * (SQL for probes and transactions, error classification, the pool facade) lives behind it, so the
+ * core never imports `pg` or `mysql2`. Pools and connections are described by their shape only.
+ */
+
+/** The SQL dialect family a driver speaks. */
+export type Dialect = 'postgres' | 'mysql'
+
+/** The role a node is configured with, or reports in a probe. */
+export type NodeRole = 'primary' | 'replica'
+
+/** How an error thrown by the database client should be treated by the router. */
+export type ErrorClass =
+  /** The connection failed, was reset or refused, or the server is gone: counts against the node's health; reads may be retried elsewhere. */
+  | 'connection'
+  /** The query exceeded `queryTimeoutMs` and its connection was destroyed: counts against the node's health. */
+  | 'timeout'
+  /** The server refused a write in a read-only transaction or on a standby. */
+  | 'read-only'
+  /** Anything else (syntax, constraint, permission...): the node is fine; never retried. */
+  | 'statement'
+
+/** What the driver needs to open connections to one node. */
+export interface DriverNodeOptions {
+  /** Node name, unique within the router. */
+  readonly name: string
+  /** Connection URL (contains credentials: never print it unredacted). */
+  readonly url: string
+  /** Extra client/pool options passed through to the driver's pool (e.g. `max` for `pg`). */
+  readonly pool: Readonly<Record<string, unknown>>
+  /** Hard deadline for opening one connection, in ms. */
+  readonly connectTimeoutMs: number
+  /** Client-side bound of one query, in ms; `0` = none. */
+  readonly queryTimeoutMs: number
+  /**
+   * When true, every connection of this pool runs its transactions read-only
+   * (PostgreSQL `default_transaction_read_only`, MySQL `SET SESSION TRANSACTION READ ONLY`).
+   * Used for `readOnly` scopes that fall back to the primary.
+   */
+  readonly readOnly: boolean
+}
+
+/** Result of one health probe of one node. */
+export interface ProbeResult {
+  /** The role the server reports (`pg_is_in_recovery()`, `@@read_only`). */
+  readonly role: NodeRole
+  /**
+   * Replication position: on a primary its current write position (WAL LSN / GTID set), on a
+   * replica its replay (applied) position. Opaque to the core; compared with `Driver.positionReached`.
+   */
+  readonly position?: string
+  /** For a replica: whether replication is running (receiver / IO+SQL threads). */
+  readonly replicating?: boolean
+  /** For a replica: the server's own lag estimate in ms, when it has one (MySQL `Seconds_Behind_Master`). */
+  readonly reportedLagMs?: number
+}
+
+/** A connection pool for one node, as the core sees it. */
+export interface DriverPool<Conn = unknown> {
+  /** Checks a connection out (connecting if needed, bounded by `connectTimeoutMs`). */
+  acquire(): Promise<Conn>
+  /** Returns a connection; with `destroy`, closes it instead of keeping it. */
+  release(conn: Conn, destroy: boolean): void
+  /** Closes the connection's socket at once, so a query pending on it fails now (used to abort work on a node marked down). */
+  destroy(conn: Conn): void
+  /** Ends the pool: closes idle connections and waits for checked-out ones to be released. */
+  end(): Promise<void>
+  /** Pool occupancy. */
+  counts(): { total: number; idle: number; waiting: number }
+}
+
+/** The uniform result of `router.query` / `tx.query`: driver extras (fields, insertId...) may be added. */
+export interface QueryResult<Row = Record<string, unknown>> {
+  rows: Row[]
+  rowCount: number | null
+  [extra: string]: unknown
+}
+
+/** Options of a transaction's `BEGIN`. */
+export interface BeginOptions {
+  readonly readOnly: boolean
+  readonly isolation?: IsolationLevel | undefined
+}
+
+/** SQL isolation levels. */
+export type IsolationLevel = 'read uncommitted' | 'read committed' | 'repeatable read' | 'serializable'
+
+/**
+ * A database driver for routemate. `routemate/pg` and `routemate/mysql2` provide one each; a custom
+ * driver implements this interface.
+ */
+export interface Driver<Conn = unknown> {
+  /** SQL dialect family. */
+  readonly dialect: Dialect
+  /** Short driver name, e.g. `pg`. */
+  readonly name: string
+  /** Creates the pool of one node. Must attach `error` listeners so an idle or checked-out connection dying never crashes the process. */
+  createPool(node: DriverNodeOptions): DriverPool<Conn>
+  /** Runs one statement on a checked-out connection. */
+  execute(conn: Conn, text: string, params: readonly unknown[] | undefined): Promise<QueryResult>
+  /**
+   * Probes a node on a fresh connection (not from the pool), reading its role and replication
+   * position. Must give up and close everything when `signal` aborts (the core's hard deadline).
+   */
+  probe(node: DriverNodeOptions, signal: AbortSignal): Promise<ProbeResult>
+  /** Whether replica position `replay` has reached primary position `target`. */
+  positionReached(replay: string, target: string): boolean
+  /** Reads the primary's position after a write on this connection (for read-your-writes). */
+  positionAfterWrite(conn: Conn): Promise<string>
+  /** SQL to begin a transaction. */
+  beginSql(options: BeginOptions): string
+  /** SQL for savepoints: create, release, roll back to. */
+  savepointSql(name: string, op: 'create' | 'release' | 'rollback'): string
+  /** Classifies an error thrown by this driver. */
+  classify(err: unknown): ErrorClass
+}

@@ -1,0 +1,90 @@
+import type { Balancer, BalancerName } from '../balancer/balancer.js'
+import type { Driver } from './driver.js'
+
+/**
+ * One database endpoint. A plain string is shorthand for `{ url }`.
+ *
+ * @example
+ * ```ts
+ * { name: 'r1', url: 'postgres://app@10.0.0.2:5432/app', weight: 2, pool: { max: 20 } }
+ * ```
+ */
+export interface NodeConfig {
+  /** Unique name shown in stats and events. Default: `primary` for the primary, `replica1`, `replica2`... for replicas. */
+  name?: string
+  /** Connection URL, e.g. `postgres://user:password@host:5432/db` or `mysql://user:password@host:3306/db`. Required. */
+  url: string
+  /** Share of reads for `weighted-round-robin` (and `random`), >= 0; 0 drains the node. Default: 1. */
+  weight?: number
+  /** Options passed to the driver's pool for this node, merged over the router-level `pool`. Default: `{}`. */
+  pool?: Record<string, unknown>
+  /** Bound of one query on this node, in ms; the connection is destroyed when it passes. Default: the router's `queryTimeoutMs`. */
+  queryTimeoutMs?: number
+  /** Bound of opening one connection to this node, in ms. Default: the router's `connectTimeoutMs`. */
+  connectTimeoutMs?: number
+}
+
+/** Active health checking. */
+export interface HealthCheckConfig {
+  /** Time between two probes of an up node, in ms. Default: 1000. */
+  intervalMs?: number
+  /** Hard deadline of one probe, connecting included, in ms; must be below `intervalMs`. Default: 500. */
+  timeoutMs?: number
+  /** Consecutive failures (probes or connection errors of real queries) that mark a node down. Default: 2. */
+  failureThreshold?: number
+  /** Consecutive successful probes that bring a down node back. Default: 1. */
+  successThreshold?: number
+  /** Cap of the exponential backoff between probes of a down node, in ms. Default: 10 × `intervalMs`. */
+  maxBackoffMs?: number
+}
+
+/** Read-your-writes: after a session writes, its reads see the write. */
+export type ReadYourWritesConfig =
+  | false
+  | {
+      /** After the session writes, its reads go to the primary for `windowMs`. */
+      mode: 'window'
+      /** Default: 2000. */
+      windowMs?: number
+    }
+  | {
+      /** After the session writes, its reads go only to replicas that replayed the write's position. */
+      mode: 'position'
+      /** How long a read may wait for a chosen replica to catch up before going to the primary, in ms. Default: 0 (no wait). */
+      maxWaitMs?: number
+    }
+
+/**
+ * Options of `createRouter`. Every option but `driver` and `primary` has a default.
+ *
+ * @example
+ * ```ts
+ * createRouter({ driver: pgDriver(), primary: process.env.PRIMARY_URL!, replicas: [process.env.REPLICA_URL!] })
+ * ```
+ */
+export interface RouterOptions {
+  /** The database driver, e.g. `pgDriver()` from `routemate/pg`. Required. */
+  driver: Driver
+  /** The primary (writes, transactions, fallback reads). Required. */
+  primary: string | NodeConfig
+  /** Read replicas. Default: `[]` (everything goes to the primary). */
+  replicas?: ReadonlyArray<string | NodeConfig>
+  /** How reads are spread over replicas: a built-in name, a `Balancer`, or a factory of one (one instance per cluster). Default: `'round-robin'`. */
+  balancer?: BalancerName | Balancer | (() => Balancer)
+  /** Active health checks, or `false` to turn them off (passive detection stays on). Defaults: see {@link HealthCheckConfig}. */
+  healthCheck?: HealthCheckConfig | false
+  /** Replicas further behind the primary than this (ms) are not used for reads. `0` disables the lag check. Default: 5000. */
+  maxReplicationLagMs?: number
+  /** Reads go to the primary (read-only) when no replica is usable; when `false` they fail with `NoHealthyReplicaError`. Default: `true`. */
+  fallbackToPrimary?: boolean
+  /** Read-your-writes per session. Default: `false`. */
+  readYourWrites?: ReadYourWritesConfig
+  /** Retry a read that failed with a connection error (outside transactions) once on another node. Default: `true`. */
+  retryReads?: boolean
+  /** Bound of any single query, in ms; the connection is destroyed when it passes. `0` = none. Default: 0. */
+  queryTimeoutMs?: number
+  /** Bound of opening one pooled connection, in ms. Default: 5000. */
+  connectTimeoutMs?: number
+  /** Options passed to every node's driver pool (e.g. `{ max: 10 }` for `pg`). Default: `{}`. */
+  pool?: Record<string, unknown>
+}
