@@ -1,0 +1,46 @@
+import type { Balancer } from '../balancer/balancer.js'
+import type { Driver, NodeRole } from './driver.js'
+
+/** One node after validation: every default filled in. */
+export interface ResolvedNode {
+  readonly name: string
+  readonly url: string
+  readonly role: NodeRole
+  readonly weight: number
+  readonly pool: Readonly<Record<string, unknown>>
+  readonly queryTimeoutMs: number
+  readonly connectTimeoutMs: number
+}
+
+/** Health-check settings after validation. */
+export interface ResolvedHealthCheck {
+  readonly enabled: boolean
+  readonly intervalMs: number
+  readonly timeoutMs: number
+  readonly failureThreshold: number
+  readonly successThreshold: number
+  readonly maxBackoffMs: number
+}
+
+/** Read-your-writes settings after validation. */
+export type ResolvedReadYourWrites =
+  | { readonly mode: 'off' }
+  | { readonly mode: 'window'; readonly windowMs: number }
+  | { readonly mode: 'position'; readonly maxWaitMs: number }
+
+/** The validated, copied and frozen router configuration. */
+export interface ResolvedConfig {
+  readonly driver: Driver
+  readonly primary: ResolvedNode
+  readonly replicas: readonly ResolvedNode[]
+  /** Makes one balancer per cluster. */
+  readonly balancer: () => Balancer
+  readonly healthCheck: ResolvedHealthCheck
+  /** 0 = lag check off. */
+  readonly maxReplicationLagMs: number
+  readonly fallbackToPrimary: boolean
+  readonly readYourWrites: ResolvedReadYourWrites
+  readonly retryReads: boolean
+  /** Passwords found in the configured URLs, to redact from any text the router prints. */
+  readonly secrets: readonly string[]
+}
