@@ -1,3 +1,5 @@
+import type { FacadeHost } from './facade-host.js'
+
 /**
  * The seam between the router core and a database client library. Everything dialect-specific
  * (SQL for probes and transactions, error classification, the pool facade) lives behind it, so the
@@ -95,8 +97,11 @@ export interface Driver<Conn = unknown> {
   readonly dialect: Dialect
   /** Short driver name, e.g. `pg`. */
   readonly name: string
-  /** Creates the pool of one node. Must attach `error` listeners so an idle or checked-out connection dying never crashes the process. */
-  createPool(node: DriverNodeOptions): DriverPool<Conn>
+  /**
+   * Creates the pool of one node. Must attach `error` listeners so an idle or checked-out
+   * connection dying never crashes the process; such errors are passed to `onError`.
+   */
+  createPool(node: DriverNodeOptions, onError: (err: unknown) => void): DriverPool<Conn>
   /** Runs one statement on a checked-out connection. */
   execute(conn: Conn, text: string, params: readonly unknown[] | undefined): Promise<QueryResult>
   /**
@@ -114,4 +119,6 @@ export interface Driver<Conn = unknown> {
   savepointSql(name: string, op: 'create' | 'release' | 'rollback'): string
   /** Classifies an error thrown by this driver. */
   classify(err: unknown): ErrorClass
+  /** Builds the driver's native-looking pool facade (`router.pool()`), e.g. a `pg.Pool` look-alike. */
+  facade?(host: FacadeHost<Conn>): unknown
 }

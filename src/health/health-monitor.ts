@@ -1,0 +1,196 @@
+import type { Cluster } from '../router/cluster.js'
+import type { Driver, ProbeResult } from '../router/driver.js'
+import type { RouterEmitter } from '../router/events.js'
+import type { ResolvedConfig } from '../router/resolved-config.js'
+import type { RouterNode } from '../router/router-node.js'
+import { redactSecrets } from '../util/redact.js'
+import type { NodeState } from './node-health.js'
+
+/** Probe failure raised when the hard deadline passes. */
+class ProbeTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`probe timed out after ${ms} ms`)
+    this.name = 'ProbeTimeoutError'
+  }
+}
+
+/**
+ * Probes every node on a timer and applies outcomes — of probes and of real queries — to the nodes'
+ * state machines, emitting one event per state change, aborting the work of nodes marked down and
+ * rebuilding the clusters' candidate lists. Probes run in parallel, each under one hard deadline
+ * that covers connecting; a throwing probe never stops the loop; down nodes are re-probed with
+ * capped exponential backoff. The timer is `unref()`'d.
+ */
+export class HealthMonitor {
+  readonly #clusters: readonly Cluster[]
+  readonly #config: ResolvedConfig
+  readonly #driver: Driver
+  readonly #events: RouterEmitter
+  readonly #probes = new Set<AbortController>()
+  #timer: NodeJS.Timeout | undefined
+  #closed = false
+  #ready: Promise<void> | undefined
+
+  constructor(clusters: readonly Cluster[], config: ResolvedConfig, events: RouterEmitter) {
+    this.#clusters = clusters
+    this.#config = config
+    this.#driver = config.driver
+    this.#events = events
+  }
+
+  /** Starts probing: one round now, then every `intervalMs`. Resolves when the first round is done. */
+  start(): Promise<void> {
+    if (this.#ready !== undefined) return this.#ready
+    const hc = this.#config.healthCheck
+    if (!hc.enabled) {
+      this.#ready = Promise.resolve()
+      return this.#ready
+    }
+    this.#ready = this.#round()
+    this.#timer = setInterval(() => {
+      void this.#round()
+    }, hc.intervalMs)
+    this.#timer.unref()
+    return this.#ready
+  }
+
+  /** Stops the timer and abandons running probes. */
+  stop(): void {
+    this.#closed = true
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+    this.#timer = undefined
+    for (const ac of this.#probes) ac.abort()
+    this.#probes.clear()
+  }
+
+  /** Probes every due node once, in parallel. Never rejects. */
+  async #round(): Promise<void> {
+    if (this.#closed) return
+    const now = Date.now()
+    const work: Promise<void>[] = []
+    for (const cluster of this.#clusters) {
+      for (const node of cluster.nodes) {
+        if (node.probing || now < node.nextProbeAt) continue
+        work.push(this.probeNode(cluster, node))
+      }
+    }
+    await Promise.all(work)
+  }
+
+  /** Probes one node now and applies the outcome. Never rejects. */
+  async probeNode(cluster: Cluster, node: RouterNode): Promise<void> {
+    const hc = this.#config.healthCheck
+    node.probing = true
+    const started = Date.now()
+    const ac = new AbortController()
+    this.#probes.add(ac)
+    let timer: NodeJS.Timeout | undefined
+    try {
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          ac.abort()
+          reject(new ProbeTimeoutError(hc.timeoutMs))
+        }, hc.timeoutMs)
+        timer.unref()
+      })
+      const probe = this.#driver.probe(node.probeOptions(hc.timeoutMs), ac.signal)
+      probe.catch(() => {}) // settled later by the deadline race; never unhandled
+      const result = await Promise.race([probe, deadline])
+      if (this.#closed) return
+      node.lastProbeMs = Date.now() - started
+      this.#applyProbe(cluster, node, result)
+    } catch (err) {
+      if (this.#closed) return
+      node.lastProbeMs = Date.now() - started
+      this.recordFailure(cluster, node, err, 'probe')
+    } finally {
+      if (timer !== undefined) clearTimeout(timer)
+      this.#probes.delete(ac)
+      node.probing = false
+      const delay =
+        node.state === 'down'
+          ? Math.min(hc.intervalMs * 2 ** Math.min(Math.max(node.probeFailures - 1, 0), 20), hc.maxBackoffMs)
+          : hc.intervalMs
+      node.nextProbeAt = started + delay - hc.intervalMs / 2
+    }
+  }
+
+  /** Records a failure (a failed probe, or a connection error of a real query). */
+  recordFailure(cluster: Cluster, node: RouterNode, err: unknown, source: 'probe' | 'query'): void {
+    const reason = this.redact(err)
+    node.lastError = reason
+    if (source === 'probe') node.probeFailures++
+    if (node.state === 'down') return
+    const next = node.health.failure()
+    if (next !== undefined) this.#transition(cluster, node, next, reason, source)
+  }
+
+  /** Redacts any configured password from an error's message. */
+  redact(err: unknown): string {
+    const msg = err instanceof Error ? err.message || err.name : String(err)
+    return redactSecrets(msg, this.#config.secrets)
+  }
+
+  #applyProbe(cluster: Cluster, node: RouterNode, result: ProbeResult): void {
+    node.probeFailures = 0
+    const now = Date.now()
+    let changed = false
+    // Role check.
+    const trusted = result.role === node.role
+    if (trusted !== node.trusted) {
+      node.trusted = trusted
+      changed = true
+      const base = { cluster: cluster.name, node: node.name, role: node.role }
+      if (trusted) this.#events.emit('node:role-ok', base)
+      else this.#events.emit('node:role-mismatch', { ...base, actual: result.role })
+    }
+    // Positions and lag.
+    node.position = result.position
+    if (node.role === 'primary') {
+      if (trusted && result.position !== undefined) cluster.lag.recordPrimary(now, result.position)
+    } else {
+      changed = this.#applyLag(cluster, node, result, now) || changed
+    }
+    const prev = node.state
+    const next = node.health.success()
+    if (next !== undefined) this.#transition(cluster, node, next, '', 'probe', prev)
+    else if (changed) cluster.rebuild()
+  }
+
+  /** Updates a replica's lag and lag exclusion; returns whether the exclusion changed. */
+  #applyLag(cluster: Cluster, node: RouterNode, result: ProbeResult, now: number): boolean {
+    const max = this.#config.maxReplicationLagMs
+    let lag: number | undefined
+    if (result.position !== undefined) lag = cluster.lag.lagOf(result.position, now)
+    if (lag === undefined) lag = result.reportedLagMs
+    node.lagMs = lag
+    node.replicating = result.replicating !== false
+    const lagging = !node.replicating || (max > 0 && lag !== undefined && lag > max)
+    if (lagging === node.lagging) return false
+    node.lagging = lagging
+    const base = { cluster: cluster.name, node: node.name, role: node.role }
+    if (lagging) this.#events.emit('node:lagging', { ...base, lagMs: lag, maxLagMs: max })
+    else this.#events.emit('node:caught-up', { ...base, lagMs: lag })
+    return true
+  }
+
+  #transition(
+    cluster: Cluster,
+    node: RouterNode,
+    next: NodeState,
+    reason: string,
+    source: 'probe' | 'query',
+    prev?: NodeState,
+  ): void {
+    const base = { cluster: cluster.name, node: node.name, role: node.role }
+    if (next === 'down') {
+      node.abortAll()
+      this.#events.emit('node:down', { ...base, reason, source })
+    } else if (next === 'suspect') {
+      this.#events.emit('node:suspect', { ...base, reason })
+    } else {
+      this.#events.emit('node:up', { ...base, previous: prev ?? 'suspect' })
+    }
+    cluster.rebuild()
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * routemate: a lightweight database router for Node.js. Writes go to the primary, reads in a
+ * `readOnly` scope to a healthy, fresh-enough replica; health checks, failover, load balancing.
+ *
+ * @packageDocumentation
+ */
+export type { Balancer, BalancerName, NodeView } from './balancer/balancer.js'
+export {
+  BALANCER_NAMES,
+  createBalancer,
+  isBalancer,
+  LeastOutstandingBalancer,
+  RandomBalancer,
+  type RandomBalancerOptions,
+  RoundRobinBalancer,
+  WeightedRoundRobinBalancer,
+} from './balancer/index.js'
+export {
+  ConfigError,
+  NoHealthyReplicaError,
+  PrimaryUnavailableError,
+  ReadOnlyViolationError,
+  RouterClosedError,
+  RoutemateError,
+} from './errors/index.js'
+export { NodeHealth, type NodeState } from './health/node-health.js'
+export type {
+  BeginOptions,
+  Dialect,
+  Driver,
+  DriverNodeOptions,
+  DriverPool,
+  ErrorClass,
+  IsolationLevel,
+  NodeRole,
+  ProbeResult,
+  QueryResult,
+} from './router/driver.js'
+export type {
+  NodeEventBase,
+  RouterEventListener,
+  RouterEventName,
+  RouterEvents,
+} from './router/events.js'
+export type { FacadeHost, ScopedConnection } from './router/facade-host.js'
+export type {
+  HealthCheckConfig,
+  NodeConfig,
+  ReadYourWritesConfig,
+  RouterOptions,
+} from './router/options.js'
+export { type CloseOptions, createRouter, Router, type TransactionOptions } from './router/router.js'
+export { isEvidentWrite, leadingKeyword } from './router/sql-guard.js'
+export type { Statement } from './router/statement.js'
+export type { ClusterStats, NodeStats, RouterStats } from './router/stats.js'
+export type { Transaction } from './router/transaction-context.js'
+export { redactUrl } from './util/redact.js'

@@ -1,0 +1,174 @@
+import pg from 'pg'
+import type {
+  BeginOptions,
+  Driver,
+  DriverNodeOptions,
+  DriverPool,
+  IsolationLevel,
+  ProbeResult,
+  QueryResult,
+} from '../router/driver.js'
+import type { FacadeHost } from '../router/facade-host.js'
+import { classifyPgError } from './pg-errors.js'
+import { createPgPoolFacade } from './pg-pool-facade.js'
+import { lsnReached } from './pg-position.js'
+
+/** Options of {@link pgDriver}. */
+export interface PgDriverOptions {
+  /** The `pg` module to use (e.g. to share one with your ORM). Default: the `pg` package routemate resolves. */
+  pg?: typeof pg
+}
+
+const ISOLATION: Record<IsolationLevel, string> = {
+  'read uncommitted': 'READ UNCOMMITTED',
+  'read committed': 'READ COMMITTED',
+  'repeatable read': 'REPEATABLE READ',
+  serializable: 'SERIALIZABLE',
+}
+
+const PROBE_SQL =
+  'SELECT pg_is_in_recovery() AS in_recovery, CASE WHEN pg_is_in_recovery() ' +
+  'THEN pg_last_wal_replay_lsn()::text ELSE pg_current_wal_lsn()::text END AS lsn'
+
+const noop = (): void => {}
+
+function destroyClient(client: pg.Client | pg.PoolClient): void {
+  const stream = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream
+  stream?.destroy()
+}
+
+/** The DriverPool of one node over a `pg.Pool`. */
+class PgNodePool implements DriverPool<pg.PoolClient> {
+  readonly #pool: pg.Pool
+
+  constructor(lib: typeof pg, node: DriverNodeOptions, onError: (err: unknown) => void) {
+    const config: pg.PoolConfig = {
+      connectionString: node.url,
+      connectionTimeoutMillis: node.connectTimeoutMs,
+      ...(node.queryTimeoutMs > 0 ? { query_timeout: node.queryTimeoutMs } : {}),
+      ...(node.readOnly ? { options: '-c default_transaction_read_only=on' } : {}),
+      ...(node.pool as pg.PoolConfig),
+    }
+    this.#pool = new lib.Pool(config)
+    // An idle client dying must never crash the process; nor may one dying while checked out.
+    this.#pool.on('error', onError)
+    this.#pool.on('connect', (client) => {
+      client.on('error', noop)
+    })
+  }
+
+  acquire(): Promise<pg.PoolClient> {
+    return this.#pool.connect()
+  }
+
+  release(conn: pg.PoolClient, destroy: boolean): void {
+    conn.release(destroy ? true : undefined)
+  }
+
+  destroy(conn: pg.PoolClient): void {
+    destroyClient(conn)
+  }
+
+  end(): Promise<void> {
+    return this.#pool.end()
+  }
+
+  counts(): { total: number; idle: number; waiting: number } {
+    return { total: this.#pool.totalCount, idle: this.#pool.idleCount, waiting: this.#pool.waitingCount }
+  }
+}
+
+/** The PostgreSQL driver over `pg` (node-postgres). */
+class PgDriver implements Driver<pg.PoolClient> {
+  readonly dialect = 'postgres' as const
+  readonly name = 'pg'
+  readonly #pg: typeof pg
+
+  constructor(options: PgDriverOptions) {
+    this.#pg = options.pg ?? pg
+  }
+
+  createPool(node: DriverNodeOptions, onError: (err: unknown) => void = noop): DriverPool<pg.PoolClient> {
+    return new PgNodePool(this.#pg, node, onError)
+  }
+
+  execute(conn: pg.PoolClient, text: string, params: readonly unknown[] | undefined): Promise<QueryResult> {
+    return conn.query(text, params as unknown[] | undefined) as unknown as Promise<QueryResult>
+  }
+
+  async probe(node: DriverNodeOptions, signal: AbortSignal): Promise<ProbeResult> {
+    const client = new this.#pg.Client({
+      connectionString: node.url,
+      connectionTimeoutMillis: node.connectTimeoutMs,
+    })
+    client.on('error', noop)
+    const abort = () => destroyClient(client)
+    signal.addEventListener('abort', abort, { once: true })
+    try {
+      await client.connect()
+      const res = await client.query<{ in_recovery: boolean; lsn: string | null }>(PROBE_SQL)
+      const row = res.rows[0]
+      if (row === undefined) throw new Error('probe returned no row')
+      return {
+        role: row.in_recovery ? 'replica' : 'primary',
+        ...(row.lsn !== null ? { position: row.lsn } : {}),
+      }
+    } finally {
+      signal.removeEventListener('abort', abort)
+      if (signal.aborted) destroyClient(client)
+      client.end().catch(noop)
+    }
+  }
+
+  positionReached(replay: string, target: string): boolean {
+    return lsnReached(replay, target)
+  }
+
+  async positionAfterWrite(conn: pg.PoolClient): Promise<string> {
+    const res = await conn.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')
+    const lsn = res.rows[0]?.lsn
+    if (lsn === undefined) throw new Error('pg_current_wal_insert_lsn() returned no row')
+    return lsn
+  }
+
+  beginSql(options: BeginOptions): string {
+    let sql = 'BEGIN'
+    if (options.isolation !== undefined) {
+      const level = ISOLATION[options.isolation]
+      if (level === undefined) throw new TypeError(`unknown isolation level "${String(options.isolation)}"`)
+      sql += ` ISOLATION LEVEL ${level}`
+    }
+    return options.readOnly ? `${sql} READ ONLY` : sql
+  }
+
+  savepointSql(name: string, op: 'create' | 'release' | 'rollback'): string {
+    if (op === 'create') return `SAVEPOINT ${name}`
+    if (op === 'release') return `RELEASE SAVEPOINT ${name}`
+    return `ROLLBACK TO SAVEPOINT ${name}`
+  }
+
+  classify(err: unknown) {
+    return classifyPgError(err)
+  }
+
+  facade(host: FacadeHost<pg.PoolClient>): unknown {
+    return createPgPoolFacade(this.#pg, host)
+  }
+}
+
+/**
+ * The PostgreSQL driver for routemate, over `pg` (node-postgres, an optional peer dependency):
+ * one `pg.Pool` per node (plus a read-only pool on the primary for `readOnly` reads that fall back
+ * to it), probes with `pg_is_in_recovery()` and WAL LSNs, and `router.pool()` as a `pg.Pool`.
+ * Each node's `pool` options go to `pg.Pool` (default `max` 10).
+ *
+ * @example
+ * ```ts
+ * import { createRouter } from 'routemate'
+ * import { pgDriver } from 'routemate/pg'
+ * const router = createRouter({ driver: pgDriver(), primary: 'postgres://app@db1/app', replicas: ['postgres://app@db2/app'] })
+ * ```
+ */
+export function pgDriver(options: PgDriverOptions = {}): Driver<pg.PoolClient> {
+  return new PgDriver(options)
+}

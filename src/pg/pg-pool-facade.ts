@@ -1,0 +1,172 @@
+import type pg from 'pg'
+import type { FacadeHost, ScopedConnection } from '../router/facade-host.js'
+
+type Callback = (err: Error | null, res?: unknown) => void
+
+function isSubmittable(x: unknown): x is { submit: unknown; text?: string } {
+  return typeof x === 'object' && x !== null && typeof (x as { submit?: unknown }).submit === 'function'
+}
+
+function textOfConfig(config: unknown): string {
+  if (typeof config === 'string') return config
+  if (typeof config === 'object' && config !== null) {
+    const t = (config as { text?: unknown }).text
+    if (typeof t === 'string') return t
+  }
+  return ''
+}
+
+/** Replaces the text of a query (string or config object) without mutating the caller's object. */
+function withText(config: unknown, text: string): unknown {
+  if (typeof config === 'string') return text
+  return { ...(config as object), text }
+}
+
+/**
+ * Wraps a routed connection as a `pg.PoolClient`: `query` keeps pg's overloads (promise or callback,
+ * text or config, submittables such as cursors) with routemate's read-only guard and passive
+ * health; `release(err?)` gives it back (destroying it on an error, as pg does). Everything else is
+ * the real client.
+ */
+function wrapClient(sc: ScopedConnection<pg.PoolClient>): pg.PoolClient {
+  const client = sc.conn
+  const query = (config: unknown, values?: unknown, cb?: unknown): unknown => {
+    if (typeof values === 'function') {
+      cb = values
+      values = undefined
+    }
+    const callback = typeof cb === 'function' ? (cb as Callback) : undefined
+    const text = textOfConfig(config)
+    let sent: unknown
+    try {
+      sc.check(text)
+      const translated = sc.translate(text)
+      sent = translated === text ? config : withText(config, translated)
+    } catch (err) {
+      if (callback) {
+        process.nextTick(() => callback(err as Error))
+        return undefined
+      }
+      return Promise.reject(err)
+    }
+    if (isSubmittable(sent)) return (client.query as (q: unknown) => unknown)(sent)
+    const p = (client.query as (q: unknown, v?: unknown) => Promise<unknown>)(sent, values).catch(
+      (err: unknown) => {
+        throw sc.fail(err)
+      },
+    )
+    if (callback) {
+      p.then(
+        (res) => callback(null, res),
+        (err: Error) => callback(err),
+      )
+      return undefined
+    }
+    return p
+  }
+  const release = (err?: unknown) => sc.release(err !== undefined && err !== false && err !== null)
+  return new Proxy(client, {
+    get(target, prop) {
+      if (prop === 'query') return query
+      if (prop === 'release') return release
+      const v = Reflect.get(target, prop, target) as unknown
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
+    },
+  })
+}
+
+const classes = new WeakMap<object, new (host: FacadeHost<pg.PoolClient>) => pg.Pool>()
+
+function facadeClass(lib: typeof pg): new (host: FacadeHost<pg.PoolClient>) => pg.Pool {
+  const cached = classes.get(lib)
+  if (cached !== undefined) return cached
+
+  /**
+   * A `pg.Pool` (it is `instanceof pg.Pool`, so libraries that check for one accept it) whose
+   * `query` and `connect` are routed by the caller's routemate scope.
+   */
+  class RoutedPgPool extends lib.Pool {
+    readonly #host: FacadeHost<pg.PoolClient>
+
+    constructor(host: FacadeHost<pg.PoolClient>) {
+      super({ max: 1 })
+      this.#host = host
+      host.onError((err) => {
+        if (this.listenerCount('error') > 0) this.emit('error', err)
+      })
+    }
+
+    // biome-ignore lint/suspicious/noExplicitAny: pg's overloads
+    override query(config: any, values?: any, cb?: any): any {
+      if (typeof values === 'function') {
+        cb = values
+        values = undefined
+      }
+      const p = this.#host.query(config, values)
+      if (typeof cb === 'function') {
+        p.then(
+          (res) => cb(null, res),
+          (err: unknown) => cb(err),
+        )
+        return undefined
+      }
+      return p
+    }
+
+    // biome-ignore lint/suspicious/noExplicitAny: pg's overloads
+    override connect(cb?: any): any {
+      const p = this.#host.connect().then((sc) => {
+        const client = wrapClient(sc)
+        this.emit('acquire', client)
+        return client
+      })
+      if (typeof cb === 'function') {
+        p.then(
+          (client) => cb(null, client, (err?: unknown) => client.release(err as Error)),
+          (err: unknown) => cb(err),
+        )
+        return undefined
+      }
+      return p
+    }
+
+    // biome-ignore lint/suspicious/noExplicitAny: pg's overloads
+    override end(cb?: any): any {
+      ;(this as unknown as { ending: boolean }).ending = true
+      const p = this.#host.close()
+      if (typeof cb === 'function') {
+        p.then(() => cb(), cb)
+        return undefined
+      }
+      return p
+    }
+
+    // @ts-expect-error pg declares it a property; here it is the live sum over the router's nodes
+    override get totalCount(): number {
+      return this.#host.counts().total
+    }
+
+    // @ts-expect-error as above
+    override get idleCount(): number {
+      return this.#host.counts().idle
+    }
+
+    // @ts-expect-error as above
+    override get waitingCount(): number {
+      return this.#host.counts().waiting
+    }
+  }
+  classes.set(lib, RoutedPgPool)
+  return RoutedPgPool
+}
+
+/**
+ * Builds `router.pool()` for the pg driver: a real `pg.Pool` subclass whose `query` and `connect`
+ * are routed by the caller's scope. `connect()` inside `router.transaction` returns the
+ * transaction's connection (its `release` is a no-op and its BEGIN/COMMIT/ROLLBACK become
+ * savepoints, so the outermost transaction wins). `end()` closes the router.
+ */
+export function createPgPoolFacade(lib: typeof pg, host: FacadeHost<pg.PoolClient>): pg.Pool {
+  const Ctor = facadeClass(lib)
+  return new Ctor(host)
+}

@@ -1,0 +1,246 @@
+import { ConfigError } from '../errors/config-error.js'
+import {
+  checkKeys,
+  checkMs,
+  checkNumber,
+  checkObject,
+  checkPool,
+  describe,
+  type PlainObject,
+  quote,
+} from './config-checks.js'
+import type { Dialect, NodeRole } from './driver.js'
+import type { NodeConfig } from './options.js'
+import type { ResolvedNode } from './resolved-config.js'
+
+/** The keys of a node object, kept in step with {@link NodeConfig} by the compiler. */
+const NODE_KEYS = Object.keys({
+  name: 1,
+  url: 1,
+  weight: 1,
+  pool: 1,
+  queryTimeoutMs: 1,
+  connectTimeoutMs: 1,
+} satisfies Record<keyof NodeConfig, 1>)
+
+/** URL schemes each dialect accepts; the first is the one named in messages. */
+const SCHEMES: Readonly<Record<Dialect, readonly [string, string]>> = {
+  postgres: ['postgres:', 'postgresql:'],
+  mysql: ['mysql:', 'mariadb:'],
+}
+
+/** Port assumed when a URL has none, to tell whether two URLs name the same server. */
+const DEFAULT_PORTS: Readonly<Record<Dialect, string>> = { postgres: '5432', mysql: '3306' }
+
+const NAME = /^[A-Za-z0-9_.:-]{1,64}$/
+
+/** Router-level values a node inherits. */
+export interface NodeDefaults {
+  readonly pool: Readonly<PlainObject>
+  readonly queryTimeoutMs: number
+  readonly connectTimeoutMs: number
+}
+
+/** The validated primary and replicas, and the passwords found in their URLs. */
+export interface ResolvedNodes {
+  readonly primary: ResolvedNode
+  readonly replicas: readonly ResolvedNode[]
+  readonly secrets: readonly string[]
+}
+
+/**
+ * Validates the `primary` and `replicas` options: URLs suited to the driver's dialect, unique names
+ * (defaults `primary`, `replica1`, `replica2`...), no server configured twice, node settings merged
+ * over the router-level ones. Each node is copied and frozen.
+ *
+ * @example
+ * ```ts
+ * resolveNodes('postgres://app@db1/app', ['postgres://app@db2/app'], 'postgres', defaults).replicas[0].name // 'replica1'
+ * ```
+ */
+export function resolveNodes(
+  primary: unknown,
+  replicas: unknown,
+  dialect: Dialect,
+  defaults: NodeDefaults,
+): ResolvedNodes {
+  const registry = new NodeRegistry()
+  if (primary === undefined) {
+    throw new ConfigError(
+      'primary',
+      `required; expected ${expectedUrl(dialect)} or a node object { url, ... }`,
+    )
+  }
+  const resolvedPrimary = resolveNode(primary, 'primary', 'primary', 'primary', dialect, defaults, registry)
+  const resolvedReplicas: ResolvedNode[] = []
+  if (replicas !== undefined) {
+    if (!Array.isArray(replicas)) {
+      throw new ConfigError(
+        'replicas',
+        `expected an array of URLs or node objects, got ${describe(replicas)}`,
+      )
+    }
+    for (let i = 0; i < replicas.length; i++) {
+      const path = `replicas[${i}]`
+      const node = resolveNode(replicas[i], path, `replica${i + 1}`, 'replica', dialect, defaults, registry)
+      resolvedReplicas.push(node)
+    }
+  }
+  return {
+    primary: resolvedPrimary,
+    replicas: Object.freeze(resolvedReplicas),
+    secrets: Object.freeze([...registry.secrets]),
+  }
+}
+
+function resolveNode(
+  value: unknown,
+  path: string,
+  defaultName: string,
+  role: NodeRole,
+  dialect: Dialect,
+  defaults: NodeDefaults,
+  registry: NodeRegistry,
+): ResolvedNode {
+  let config: PlainObject = {}
+  let urlPath = path
+  if (typeof value === 'string') {
+    config = { url: value }
+  } else {
+    config = checkObject(
+      value,
+      path,
+      `${expectedUrl(dialect)} or a node object { url, name?, weight?, pool?, ... }`,
+    )
+    checkKeys(config, path, NODE_KEYS)
+    urlPath = `${path}.url`
+  }
+  const url = parseUrl(config.url, urlPath, dialect)
+  const explicit = config.name !== undefined
+  const name = explicit ? checkName(config.name, `${path}.name`) : defaultName
+  registry.addName(name, path, explicit)
+  registry.addServer(url.server, path, urlPath)
+  for (const secret of url.secrets) registry.secrets.add(secret)
+
+  const weight = checkNumber(config.weight, `${path}.weight`, { min: 0, default: 1 })
+  const pool = { ...defaults.pool, ...checkPool(config.pool, `${path}.pool`) }
+  const queryTimeoutMs = checkMs(
+    config.queryTimeoutMs,
+    `${path}.queryTimeoutMs`,
+    0,
+    false,
+    defaults.queryTimeoutMs,
+  )
+  const connectTimeoutMs = checkMs(
+    config.connectTimeoutMs,
+    `${path}.connectTimeoutMs`,
+    0,
+    true,
+    defaults.connectTimeoutMs,
+  )
+  return Object.freeze({
+    name,
+    url: url.text,
+    role,
+    weight,
+    pool: Object.freeze(pool),
+    queryTimeoutMs,
+    connectTimeoutMs,
+  })
+}
+
+function expectedUrl(dialect: Dialect): string {
+  const [main, alias] = SCHEMES[dialect]
+  return `a ${main}// URL (or ${alias}//)`
+}
+
+interface ParsedUrl {
+  /** The URL as given. */
+  readonly text: string
+  /** `host:port/database`, lower-cased host, default port filled in. */
+  readonly server: string
+  readonly secrets: readonly string[]
+}
+
+function parseUrl(value: unknown, path: string, dialect: Dialect): ParsedUrl {
+  const expected = expectedUrl(dialect)
+  if (value === undefined) throw new ConfigError(path, `required; expected ${expected}`)
+  if (typeof value !== 'string') throw new ConfigError(path, `expected ${expected}, got ${describe(value)}`)
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch (cause) {
+    throw new ConfigError(path, `expected ${expected}, got ${quote(value)}`, { cause })
+  }
+  if (!SCHEMES[dialect].includes(url.protocol)) {
+    const other = dialect === 'postgres' ? 'mysql' : 'postgres'
+    const hint = SCHEMES[other].includes(url.protocol) ? ` (the driver speaks ${dialect}, not ${other})` : ''
+    throw new ConfigError(path, `expected ${expected}, got ${quote(value)}${hint}`)
+  }
+  if (url.hostname === '') {
+    throw new ConfigError(path, `expected ${expected} with a host, got ${quote(value)}`)
+  }
+  const database = safeDecode(url.pathname.slice(1))
+  const server = `${url.hostname.toLowerCase()}:${url.port || DEFAULT_PORTS[dialect]}/${database}`
+  return { text: value, server, secrets: passwordsOf(url) }
+}
+
+/** The URL's password, decoded and as percent-encoded, plus a `password` query parameter (pg accepts one). */
+function passwordsOf(url: URL): string[] {
+  const found: string[] = []
+  if (url.password !== '') found.push(safeDecode(url.password), url.password)
+  const param = url.searchParams.get('password')
+  if (param) found.push(param, encodeURIComponent(param))
+  return found.filter((s) => s !== '')
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
+}
+
+function checkName(value: unknown, path: string): string {
+  if (typeof value === 'string' && NAME.test(value)) return value
+  throw new ConfigError(
+    path,
+    `expected a name of 1 to 64 characters from [A-Za-z0-9_.:-], got ${describe(value)}`,
+  )
+}
+
+/** Tracks names and servers already taken, to report duplicates with both paths. */
+class NodeRegistry {
+  readonly #names = new Map<string, { path: string; explicit: boolean }>()
+  readonly #servers = new Map<string, string>()
+  readonly secrets = new Set<string>()
+
+  addName(name: string, path: string, explicit: boolean): void {
+    const earlier = this.#names.get(name)
+    if (earlier === undefined) {
+      this.#names.set(name, { path, explicit })
+      return
+    }
+    // At least one of the two was named explicitly (default names never clash): blame that one.
+    if (explicit) {
+      const owner = earlier.explicit ? `used by ${earlier.path}.name` : `the default name of ${earlier.path}`
+      throw new ConfigError(`${path}.name`, `duplicate name ${quote(name)}, already ${owner}`)
+    }
+    throw new ConfigError(
+      `${earlier.path}.name`,
+      `duplicate name ${quote(name)}: it is also the default name of ${path}; choose another name`,
+    )
+  }
+
+  addServer(server: string, path: string, urlPath: string): void {
+    const earlier = this.#servers.get(server)
+    if (earlier !== undefined) {
+      throw new ConfigError(
+        urlPath,
+        `same server as ${earlier} (${server}); each node must be a distinct server`,
+      )
+    }
+    this.#servers.set(server, path)
+  }
+}

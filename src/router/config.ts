@@ -1,0 +1,221 @@
+import type { Balancer, BalancerName } from '../balancer/balancer.js'
+import { BALANCER_NAMES, createBalancer, isBalancer } from '../balancer/create-balancer.js'
+import { ConfigError } from '../errors/config-error.js'
+import {
+  checkBoolean,
+  checkKeys,
+  checkMs,
+  checkNumber,
+  checkObject,
+  checkPool,
+  describe,
+  didYouMean,
+  MAX_TIMER_MS,
+} from './config-checks.js'
+import { resolveNodes } from './config-nodes.js'
+import type { Driver } from './driver.js'
+import type { HealthCheckConfig, RouterOptions } from './options.js'
+import type { ResolvedConfig, ResolvedHealthCheck, ResolvedReadYourWrites } from './resolved-config.js'
+
+/** The keys of the options object, kept in step with {@link RouterOptions} by the compiler. */
+const ROUTER_KEYS = Object.keys({
+  driver: 1,
+  primary: 1,
+  replicas: 1,
+  balancer: 1,
+  healthCheck: 1,
+  maxReplicationLagMs: 1,
+  fallbackToPrimary: 1,
+  readYourWrites: 1,
+  retryReads: 1,
+  queryTimeoutMs: 1,
+  connectTimeoutMs: 1,
+  pool: 1,
+} satisfies Record<keyof RouterOptions, 1>)
+
+const HEALTH_CHECK_KEYS = Object.keys({
+  intervalMs: 1,
+  timeoutMs: 1,
+  failureThreshold: 1,
+  successThreshold: 1,
+  maxBackoffMs: 1,
+} satisfies Record<keyof HealthCheckConfig, 1>)
+
+/** The functions a driver must have for the router to start. */
+const DRIVER_FUNCTIONS = ['createPool', 'execute', 'probe', 'classify', 'beginSql'] as const
+
+const DEFAULT_INTERVAL_MS = 1000
+const DEFAULT_TIMEOUT_MS = 500
+
+/**
+ * Validates the options of `createRouter` (untrusted input: plain JavaScript, a config file) and
+ * returns them copied, with every default filled in, and deep-frozen. The caller's objects are
+ * neither mutated nor retained; only `driver`, a custom balancer and the values inside `pool`
+ * objects are kept by reference.
+ *
+ * Throws a {@link ConfigError} at the first problem, naming its path (`replicas[1].url`), what was
+ * expected and what was given; passwords in URLs are redacted from every message. Unknown keys are
+ * errors (with a "did you mean" for a likely typo). Defaults are documented in {@link RouterOptions}.
+ *
+ * @example
+ * ```ts
+ * const config = resolveConfig({ driver: pgDriver(), primary: 'postgres://app@db1/app', replicas: ['postgres://app@db2/app'] })
+ * config.replicas[0].name // 'replica1'
+ * resolveConfig({ driver: pgDriver(), primary: 'mysql://db1/app' }) // ConfigError: primary: expected a postgres:// URL ...
+ * ```
+ */
+export function resolveConfig(options: unknown): ResolvedConfig {
+  const o = checkObject(options, '', 'the router options object { driver, primary, replicas?, ... }')
+  checkKeys(o, '', ROUTER_KEYS)
+  const driver = checkDriver(o.driver)
+  const defaults = {
+    pool: Object.freeze(checkPool(o.pool, 'pool')),
+    queryTimeoutMs: checkMs(o.queryTimeoutMs, 'queryTimeoutMs', 0, false, 0),
+    connectTimeoutMs: checkMs(o.connectTimeoutMs, 'connectTimeoutMs', 0, true, 5000),
+  }
+  const nodes = resolveNodes(o.primary, o.replicas, driver.dialect, defaults)
+  return Object.freeze({
+    driver,
+    primary: nodes.primary,
+    replicas: nodes.replicas,
+    balancer: resolveBalancer(o.balancer),
+    healthCheck: resolveHealthCheck(o.healthCheck),
+    maxReplicationLagMs: checkNumber(o.maxReplicationLagMs, 'maxReplicationLagMs', { min: 0, default: 5000 }),
+    fallbackToPrimary: checkBoolean(o.fallbackToPrimary, 'fallbackToPrimary', true),
+    readYourWrites: resolveReadYourWrites(o.readYourWrites),
+    retryReads: checkBoolean(o.retryReads, 'retryReads', true),
+    secrets: nodes.secrets,
+  })
+}
+
+function checkDriver(value: unknown): Driver {
+  if (value === undefined) {
+    throw new ConfigError(
+      'driver',
+      "required; pass pgDriver() from 'routemate/pg' or mysql2Driver() from 'routemate/mysql2'",
+    )
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    const hint = typeof value === 'function' ? ' (call it: pgDriver() rather than pgDriver)' : ''
+    throw new ConfigError(
+      'driver',
+      `expected a Driver object such as pgDriver() from 'routemate/pg', got ${describe(value)}${hint}`,
+    )
+  }
+  const driver = value as Record<string, unknown>
+  const dialect = driver.dialect
+  if (dialect !== 'postgres' && dialect !== 'mysql') {
+    throw new ConfigError('driver.dialect', `expected "postgres" or "mysql", got ${describe(dialect)}`)
+  }
+  if (typeof driver.name !== 'string' || driver.name === '') {
+    throw new ConfigError('driver.name', `expected a non-empty string, got ${describe(driver.name)}`)
+  }
+  for (const fn of DRIVER_FUNCTIONS) {
+    const member = driver[fn]
+    if (typeof member !== 'function') {
+      throw new ConfigError(`driver.${fn}`, `expected a function, got ${describe(member)}`)
+    }
+  }
+  return value as Driver
+}
+
+function resolveBalancer(value: unknown): () => Balancer {
+  if (value === undefined) return createBalancer('round-robin')
+  if (typeof value === 'string' && (BALANCER_NAMES as readonly string[]).includes(value)) {
+    return createBalancer(value as BalancerName)
+  }
+  if (typeof value === 'function') return createBalancer(value as () => Balancer)
+  if (isBalancer(value)) return createBalancer(value)
+  let given = describe(value)
+  if (typeof value === 'string') {
+    const hint = didYouMean(value, BALANCER_NAMES)
+    if (hint) given += ` (did you mean "${hint}"?)`
+  } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    given += ' without a pick() function'
+  }
+  const names = BALANCER_NAMES.map((name) => `"${name}"`).join(', ')
+  throw new ConfigError(
+    'balancer',
+    `expected one of ${names}, a Balancer object or a factory function, got ${given}`,
+  )
+}
+
+function resolveHealthCheck(value: unknown): ResolvedHealthCheck {
+  if (value === false) {
+    return Object.freeze({
+      enabled: false,
+      intervalMs: DEFAULT_INTERVAL_MS,
+      timeoutMs: DEFAULT_TIMEOUT_MS,
+      failureThreshold: 2,
+      successThreshold: 1,
+      maxBackoffMs: 10 * DEFAULT_INTERVAL_MS,
+    })
+  }
+  const what = 'an object { intervalMs?, timeoutMs?, ... } or false to turn active checks off'
+  const o = value === undefined ? {} : checkObject(value, 'healthCheck', what)
+  checkKeys(o, 'healthCheck', HEALTH_CHECK_KEYS)
+  // >= 2: a probe's timeoutMs (an integer > 0) must fit below the interval.
+  const intervalMs = checkMs(o.intervalMs, 'healthCheck.intervalMs', 2, false, DEFAULT_INTERVAL_MS)
+  const interval = `healthCheck.intervalMs (${intervalMs}${o.intervalMs === undefined ? ', the default' : ''})`
+  let timeoutMs: number
+  if (o.timeoutMs === undefined) {
+    // Only an explicit timeout can be wrong: with a short interval the default shrinks to fit.
+    timeoutMs = Math.min(DEFAULT_TIMEOUT_MS, Math.floor(intervalMs / 2))
+  } else {
+    timeoutMs = checkMs(o.timeoutMs, 'healthCheck.timeoutMs', 0, true, DEFAULT_TIMEOUT_MS)
+    if (timeoutMs >= intervalMs) {
+      throw new ConfigError(
+        'healthCheck.timeoutMs',
+        `expected an integer below ${interval}, got ${timeoutMs}`,
+      )
+    }
+  }
+  const failureThreshold = checkNumber(o.failureThreshold, 'healthCheck.failureThreshold', {
+    integer: true,
+    min: 1,
+    default: 2,
+  })
+  const successThreshold = checkNumber(o.successThreshold, 'healthCheck.successThreshold', {
+    integer: true,
+    min: 1,
+    default: 1,
+  })
+  const defaultBackoff = Math.min(10 * intervalMs, MAX_TIMER_MS)
+  const maxBackoffMs = checkMs(o.maxBackoffMs, 'healthCheck.maxBackoffMs', 0, true, defaultBackoff)
+  if (maxBackoffMs < intervalMs) {
+    throw new ConfigError(
+      'healthCheck.maxBackoffMs',
+      `expected an integer >= ${interval}, got ${maxBackoffMs}`,
+    )
+  }
+  return Object.freeze({
+    enabled: true,
+    intervalMs,
+    timeoutMs,
+    failureThreshold,
+    successThreshold,
+    maxBackoffMs,
+  })
+}
+
+function resolveReadYourWrites(value: unknown): ResolvedReadYourWrites {
+  if (value === undefined || value === false) return Object.freeze({ mode: 'off' })
+  const what = `false, { mode: "window", windowMs? } or { mode: "position", maxWaitMs? }`
+  const o = checkObject(value, 'readYourWrites', what)
+  const mode = o.mode
+  if (mode === 'window') {
+    checkKeys(o, 'readYourWrites', ['mode', 'windowMs'])
+    return Object.freeze({ mode, windowMs: checkMs(o.windowMs, 'readYourWrites.windowMs', 0, true, 2000) })
+  }
+  if (mode === 'position') {
+    checkKeys(o, 'readYourWrites', ['mode', 'maxWaitMs'])
+    return Object.freeze({ mode, maxWaitMs: checkMs(o.maxWaitMs, 'readYourWrites.maxWaitMs', 0, false, 0) })
+  }
+  if (mode === undefined)
+    throw new ConfigError('readYourWrites.mode', 'required; expected "window" or "position"')
+  const hint = typeof mode === 'string' ? didYouMean(mode, ['window', 'position']) : undefined
+  throw new ConfigError(
+    'readYourWrites.mode',
+    `expected "window" or "position", got ${describe(mode)}${hint ? ` (did you mean "${hint}"?)` : ''}`,
+  )
+}

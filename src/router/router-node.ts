@@ -1,0 +1,211 @@
+import type { NodeView } from '../balancer/balancer.js'
+import { NodeHealth, type NodeState } from '../health/node-health.js'
+import { redactUrl } from '../util/redact.js'
+import type { Driver, DriverPool, NodeRole, QueryResult } from './driver.js'
+import type { ResolvedHealthCheck, ResolvedNode } from './resolved-config.js'
+
+/** A pending connection checkout that can be abandoned when the node goes down. */
+interface PendingAcquire {
+  settled: boolean
+  reject: (err: Error) => void
+}
+
+/** Thrown into work aborted because its node was marked down. Classified as a connection error. */
+export class NodeAbortError extends Error {
+  readonly code = 'ROUTEMATE_NODE_ABORTED'
+  constructor(node: string) {
+    super(`query aborted: node "${node}" was marked down`)
+    this.name = 'NodeAbortError'
+  }
+}
+
+/**
+ * One database endpoint inside a router: its pools (a regular one, and for a primary a lazily made
+ * read-only one), its health state machine, and its live counters. It tracks every checked-out
+ * connection so that marking the node down can abort all work on it at once.
+ */
+export class RouterNode<Conn = unknown> implements NodeView {
+  readonly name: string
+  readonly role: NodeRole
+  readonly cluster: string
+  readonly options: ResolvedNode
+  readonly health: NodeHealth
+  readonly redactedUrl: string
+  weight: number
+  inFlight = 0
+  latencyMs = 0
+  /** False while the node reports a role other than its configured one. */
+  trusted = true
+  /** Replication lag in ms (replicas), undefined until measured. */
+  lagMs: number | undefined = undefined
+  /** Last replication position reported by a probe. */
+  position: string | undefined = undefined
+  /** False when the node reported its replication stopped. */
+  replicating = true
+  /** Whether the lag policy currently excludes this replica. */
+  lagging = false
+  /** Time of the next due probe (ms since epoch); backoff moves it out for down nodes. */
+  nextProbeAt = 0
+  /** Consecutive failed probes (drives the backoff). */
+  probeFailures = 0
+  probing = false
+  lastProbeMs: number | undefined = undefined
+  lastError: string | undefined = undefined
+  queries = 0
+  errors = 0
+  readonly #driver: Driver<Conn>
+  readonly #pool: DriverPool<Conn>
+  #readOnlyPool: DriverPool<Conn> | undefined
+  readonly #busy = new Map<Conn, DriverPool<Conn>>()
+  readonly #pending = new Set<PendingAcquire>()
+
+  readonly #onError: (err: unknown) => void
+
+  constructor(
+    driver: Driver<Conn>,
+    options: ResolvedNode,
+    cluster: string,
+    health: ResolvedHealthCheck,
+    onError: (err: unknown) => void,
+  ) {
+    this.#onError = onError
+    this.#driver = driver
+    this.options = options
+    this.name = options.name
+    this.role = options.role
+    this.cluster = cluster
+    this.weight = options.weight
+    this.redactedUrl = redactUrl(options.url)
+    this.health = new NodeHealth(health.failureThreshold, health.successThreshold)
+    this.#pool = driver.createPool(this.#poolOptions(false), onError)
+  }
+
+  /** The node's health state. */
+  get state(): NodeState {
+    return this.health.state
+  }
+
+  /** Whether this node can take queries now (not down and trusted). */
+  get available(): boolean {
+    return this.health.state !== 'down' && this.trusted
+  }
+
+  /** Checks out a connection; `readOnly` uses the node's read-only pool (made on first use). */
+  acquire(readOnly = false): Promise<Conn> {
+    const pool = readOnly ? this.#roPool() : this.#pool
+    this.inFlight++
+    return new Promise<Conn>((resolve, reject) => {
+      const pending: PendingAcquire = { settled: false, reject }
+      this.#pending.add(pending)
+      pool.acquire().then(
+        (conn) => {
+          this.#pending.delete(pending)
+          if (pending.settled) {
+            pool.release(conn, true)
+            return
+          }
+          pending.settled = true
+          this.#busy.set(conn, pool)
+          resolve(conn)
+        },
+        (err: unknown) => {
+          this.#pending.delete(pending)
+          if (pending.settled) return
+          pending.settled = true
+          this.inFlight--
+          reject(err)
+        },
+      )
+    })
+  }
+
+  /** Returns a connection got from `acquire`; `destroy` closes it instead of pooling it. */
+  release(conn: Conn, destroy: boolean): void {
+    const pool = this.#busy.get(conn)
+    if (pool === undefined) return
+    this.#busy.delete(conn)
+    this.inFlight--
+    pool.release(conn, destroy)
+  }
+
+  /** Runs one statement on a pooled connection, recording latency. Errors are thrown untouched. */
+  async run(stmt: unknown, params: readonly unknown[] | undefined, readOnly = false): Promise<QueryResult> {
+    const conn = await this.acquire(readOnly)
+    const started = performance.now()
+    let destroy = false
+    try {
+      const result = await this.#driver.execute(conn, stmt as string, params)
+      this.observe(performance.now() - started)
+      return result
+    } catch (err) {
+      const cls = this.#driver.classify(err)
+      destroy = cls === 'connection' || cls === 'timeout'
+      throw err
+    } finally {
+      this.release(conn, destroy)
+    }
+  }
+
+  /** Records a served query's latency (exponentially smoothed). */
+  observe(ms: number): void {
+    this.queries++
+    this.latencyMs = this.latencyMs === 0 ? ms : this.latencyMs * 0.9 + ms * 0.1
+  }
+
+  /** Aborts all work on this node: pending checkouts fail at once, checked-out connections are destroyed. */
+  abortAll(): number {
+    let n = 0
+    for (const p of this.#pending) {
+      if (p.settled) continue
+      p.settled = true
+      this.inFlight--
+      p.reject(new NodeAbortError(this.name))
+      n++
+    }
+    this.#pending.clear()
+    for (const [conn, pool] of this.#busy) {
+      pool.destroy(conn)
+      n++
+    }
+    return n
+  }
+
+  /** Pool occupancy of this node (both pools). */
+  counts(): { total: number; idle: number; waiting: number } {
+    const a = this.#pool.counts()
+    if (this.#readOnlyPool === undefined) return a
+    const b = this.#readOnlyPool.counts()
+    return { total: a.total + b.total, idle: a.idle + b.idle, waiting: a.waiting + b.waiting }
+  }
+
+  /** Ends the pools (after in-flight work was released or aborted). */
+  async end(): Promise<void> {
+    const ends = [this.#pool.end()]
+    if (this.#readOnlyPool !== undefined) ends.push(this.#readOnlyPool.end())
+    await Promise.allSettled(ends)
+  }
+
+  /** The options the driver gets for this node. */
+  #poolOptions(readOnly: boolean) {
+    const o = this.options
+    return {
+      name: o.name,
+      url: o.url,
+      pool: o.pool,
+      connectTimeoutMs: o.connectTimeoutMs,
+      queryTimeoutMs: o.queryTimeoutMs,
+      readOnly,
+    }
+  }
+
+  /** The options for a probe connection. */
+  probeOptions(timeoutMs: number) {
+    return { ...this.#poolOptions(false), connectTimeoutMs: timeoutMs }
+  }
+
+  #roPool(): DriverPool<Conn> {
+    if (this.#readOnlyPool === undefined)
+      this.#readOnlyPool = this.#driver.createPool(this.#poolOptions(true), this.#onError)
+    return this.#readOnlyPool
+  }
+}

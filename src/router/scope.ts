@@ -1,0 +1,46 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type { Cluster } from './cluster.js'
+import type { Session } from '../consistency/session.js'
+import type { TransactionContext } from './transaction-context.js'
+
+/** How code inside a scope wants its queries routed. */
+export type ScopeMode = 'read' | 'write' | 'primary'
+
+/** The routing context carried by AsyncLocalStorage. Immutable: nested scopes make a new one. */
+export interface Scope {
+  readonly mode: ScopeMode
+  /** The transaction in progress, if any: every statement goes to its connection. */
+  readonly tx: TransactionContext | undefined
+  /** The cluster (shard) chosen by an enclosing shard scope, if any. */
+  readonly cluster: Cluster | undefined
+  /** The read-your-writes session, if any. */
+  readonly session: Session | undefined
+}
+
+/** Scope storage: one per process is enough (each router reads only its own fields). */
+export const scopeStorage = new AsyncLocalStorage<Scope>()
+
+const READ: Scope = Object.freeze({ mode: 'read', tx: undefined, cluster: undefined, session: undefined })
+const PRIMARY: Scope = Object.freeze({
+  mode: 'primary',
+  tx: undefined,
+  cluster: undefined,
+  session: undefined,
+})
+
+/** A scope like `parent` with another mode (shared frozen objects when nothing else is set). */
+export function withMode(parent: Scope | undefined, mode: ScopeMode): Scope {
+  if (
+    parent === undefined ||
+    (parent.cluster === undefined && parent.session === undefined && parent.tx === undefined)
+  ) {
+    if (mode === 'read') return READ
+    if (mode === 'primary') return PRIMARY
+  }
+  return Object.freeze({
+    mode,
+    tx: parent?.tx,
+    cluster: parent?.cluster,
+    session: parent?.session,
+  })
+}

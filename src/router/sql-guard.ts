@@ -1,0 +1,88 @@
+const WRITE_VERBS = new Set([
+  'INSERT',
+  'UPDATE',
+  'DELETE',
+  'MERGE',
+  'UPSERT',
+  'REPLACE',
+  'CREATE',
+  'ALTER',
+  'DROP',
+  'TRUNCATE',
+  'RENAME',
+  'GRANT',
+  'REVOKE',
+  'COMMENT',
+  'VACUUM',
+  'REINDEX',
+  'CLUSTER',
+  'REFRESH',
+  'LOCK',
+  'LOAD',
+  'IMPORT',
+  'OPTIMIZE',
+  'REPAIR',
+  'ANALYZE',
+  'SECURITY',
+  'REASSIGN',
+])
+
+function isWordChar(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95
+}
+
+/**
+ * The statement's leading keyword, upper-cased, after whitespace, comments (`--`, `#`, nested
+ * block comments) and opening parentheses; `''` when there is none. Allocates only the keyword.
+ *
+ * @example
+ * ```ts
+ * leadingKeyword('/* hi *\/ (select 1)') // 'SELECT'
+ * ```
+ */
+export function leadingKeyword(sql: string): string {
+  const n = sql.length
+  let i = 0
+  while (i < n) {
+    const c = sql.charCodeAt(i)
+    if (c === 32 || c === 9 || c === 10 || c === 13 || c === 40 /* ( */ || c === 12) {
+      i++
+    } else if (c === 45 /* - */ && sql.charCodeAt(i + 1) === 45) {
+      while (i < n && sql.charCodeAt(i) !== 10) i++
+    } else if (c === 35 /* # */) {
+      while (i < n && sql.charCodeAt(i) !== 10) i++
+    } else if (c === 47 /* / */ && sql.charCodeAt(i + 1) === 42 /* * */) {
+      let depth = 1
+      i += 2
+      while (i < n && depth > 0) {
+        if (sql.charCodeAt(i) === 47 && sql.charCodeAt(i + 1) === 42) {
+          depth++
+          i += 2
+        } else if (sql.charCodeAt(i) === 42 && sql.charCodeAt(i + 1) === 47) {
+          depth--
+          i += 2
+        } else i++
+      }
+    } else break
+  }
+  let j = i
+  while (j < n && isWordChar(sql.charCodeAt(j))) j++
+  return sql.slice(i, j).toUpperCase()
+}
+
+/**
+ * Whether a statement is an evident write: its leading keyword is INSERT, UPDATE, DELETE, MERGE,
+ * REPLACE, DDL (CREATE/ALTER/DROP/TRUNCATE...), GRANT/REVOKE, VACUUM, LOCK and the like. Such a
+ * statement is rejected in a `readOnly` scope before it is sent. A write that is not evident (a
+ * data-modifying CTE, a function with side effects) is caught by the server instead: the replica,
+ * or the read-only transaction the router opens on the primary.
+ *
+ * @example
+ * ```ts
+ * isEvidentWrite('  insert into t values (1)') // true
+ * isEvidentWrite('WITH x AS (DELETE FROM t RETURNING *) SELECT * FROM x') // false: the server rejects it
+ * ```
+ */
+export function isEvidentWrite(sql: string): boolean {
+  return WRITE_VERBS.has(leadingKeyword(sql))
+}

@@ -1,0 +1,102 @@
+import { ReadOnlyViolationError } from '../errors/read-only-violation-error.js'
+import type { HealthMonitor } from '../health/health-monitor.js'
+import type { Cluster } from './cluster.js'
+import type { Driver, QueryResult } from './driver.js'
+import type { RouterNode } from './router-node.js'
+import { isEvidentWrite } from './sql-guard.js'
+import { classifyError, isNodeFailure, type Statement, textOf, withCallerStack } from './statement.js'
+
+/**
+ * The handle a `router.transaction` callback receives: every statement runs on the transaction's
+ * one connection. `router.query` inside the callback does the same.
+ *
+ * @example
+ * ```ts
+ * await router.transaction(async (tx) => {
+ *   await tx.query('UPDATE accounts SET balance = balance - $1 WHERE id = $2', [10, 1])
+ * })
+ * ```
+ */
+export interface Transaction {
+  /** Runs a statement on the transaction's connection. */
+  query<Row = Record<string, unknown>>(sql: Statement, params?: readonly unknown[]): Promise<QueryResult<Row>>
+  /** Name of the node the transaction runs on. */
+  readonly node: string
+  /** Whether the transaction is read-only (`BEGIN READ ONLY`). */
+  readonly readOnly: boolean
+}
+
+/** The state of one transaction in progress: its pinned connection and savepoint counter. */
+export class TransactionContext<Conn = unknown> implements Transaction {
+  readonly cluster: Cluster
+  readonly routerNode: RouterNode<Conn>
+  readonly conn: Conn
+  readonly readOnly: boolean
+  /** A connection error was seen: the connection is destroyed at the end instead of pooled. */
+  broken = false
+  savepoints = 0
+  readonly #driver: Driver<Conn>
+  readonly #monitor: HealthMonitor
+
+  constructor(
+    driver: Driver<Conn>,
+    monitor: HealthMonitor,
+    cluster: Cluster,
+    node: RouterNode<Conn>,
+    conn: Conn,
+    readOnly: boolean,
+  ) {
+    this.#driver = driver
+    this.#monitor = monitor
+    this.cluster = cluster
+    this.routerNode = node
+    this.conn = conn
+    this.readOnly = readOnly
+  }
+
+  get node(): string {
+    return this.routerNode.name
+  }
+
+  /** Runs a statement on the pinned connection (read-only guard, error mapping, passive health). */
+  async query<Row = Record<string, unknown>>(
+    sql: Statement,
+    params?: readonly unknown[],
+  ): Promise<QueryResult<Row>> {
+    if (this.readOnly && isEvidentWrite(textOf(sql))) {
+      throw new ReadOnlyViolationError(
+        `write statement rejected in a read-only transaction on "${this.routerNode.name}"`,
+      )
+    }
+    return (await this.exec(sql, params)) as QueryResult<Row>
+  }
+
+  /** Executes without the guard (BEGIN/COMMIT/savepoints go through here too). */
+  async exec(sql: Statement, params?: readonly unknown[]): Promise<QueryResult> {
+    const started = performance.now()
+    try {
+      const r = await this.#driver.execute(this.conn, sql as string, params)
+      this.routerNode.observe(performance.now() - started)
+      return r
+    } catch (err) {
+      throw this.fail(err)
+    }
+  }
+
+  /** Records and maps an error raised on this connection; returns what to throw. */
+  fail(err: unknown): unknown {
+    const cls = classifyError(this.#driver as Driver, err)
+    if (cls === 'read-only') {
+      return new ReadOnlyViolationError(
+        `write statement rejected by the server on "${this.routerNode.name}" (read-only)`,
+        { cause: err },
+      )
+    }
+    this.routerNode.errors++
+    if (isNodeFailure(cls)) {
+      this.broken = true
+      this.#monitor.recordFailure(this.cluster, this.routerNode as RouterNode, err, 'query')
+    }
+    return withCallerStack(err)
+  }
+}
