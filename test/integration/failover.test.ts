@@ -4,7 +4,12 @@
  * succeed do, no hang, no leaked connection, no write on a replica.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
-import { NoHealthyReplicaError, PrimaryUnavailableError, type Router, type RouterEvents } from '../../src/index.js'
+import {
+  NoHealthyReplicaError,
+  PrimaryUnavailableError,
+  type Router,
+  type RouterEvents,
+} from '../../src/index.js'
 import {
   type DialectCase,
   dialects,
@@ -129,7 +134,9 @@ describe.each(dialects)('failover ($name)', (d: DialectCase) => {
     await waitFor(() => stateOf(router, 'replica2') === 'up', 10_000, 'replica2 back')
     await waitFor(() => (load.served.replica2 ?? 0) > before, 5000, 'reads on replica2 again')
     await load.stop()
-    console.log(`[${d.name}] SIGSTOP replica2: failed reads ${load.failures.length} of ${load.durations.length}`)
+    console.log(
+      `[${d.name}] SIGSTOP replica2: failed reads ${load.failures.length} of ${load.durations.length}`,
+    )
     expect(load.failures).toEqual([])
   })
 
@@ -181,7 +188,9 @@ describe.each(dialects)('failover ($name)', (d: DialectCase) => {
         expect(who(rows[0]?.port)).toBe('primary')
       }
       expect(events.filter((e) => e.name === 'fallback')).toHaveLength(1)
-      await expect(strict.readOnly(() => strict.query(d.whoAmI))).rejects.toBeInstanceOf(NoHealthyReplicaError)
+      await expect(strict.readOnly(() => strict.query(d.whoAmI))).rejects.toBeInstanceOf(
+        NoHealthyReplicaError,
+      )
       expect(router.stats().clusters[0]?.fallingBack).toBe(true)
     } finally {
       await strict.close()

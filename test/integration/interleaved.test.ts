@@ -6,7 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Router } from '../../src/index.js'
-import { type DialectCase, dialects, expectIdle, nodeByPort, type TestCluster, testRouter } from './support/dialects.js'
+import {
+  type DialectCase,
+  dialects,
+  expectIdle,
+  nodeByPort,
+  type TestCluster,
+  testRouter,
+} from './support/dialects.js'
 
 describe.each(dialects)('10,000 interleaved scopes ($name)', (d: DialectCase) => {
   let cluster: TestCluster
@@ -62,11 +69,15 @@ describe.each(dialects)('10,000 interleaved scopes ($name)', (d: DialectCase) =>
       async () => {
         // readOnly transaction: one replica connection throughout
         const seen = new Set<string>()
-        await router.transaction(async () => {
-          seen.add(await whoAmI())
-          seen.add(await whoAmI())
-        }, { readOnly: true })
-        if (seen.size !== 1 || !([...seen][0] ?? '').startsWith('replica')) violations.push(`ro tx on ${[...seen]}`)
+        await router.transaction(
+          async () => {
+            seen.add(await whoAmI())
+            seen.add(await whoAmI())
+          },
+          { readOnly: true },
+        )
+        if (seen.size !== 1 || !([...seen][0] ?? '').startsWith('replica'))
+          violations.push(`ro tx on ${[...seen]}`)
       },
       async () => {
         // primary scope inside readOnly -> primary
@@ -92,14 +103,17 @@ describe.each(dialects)('10,000 interleaved scopes ($name)', (d: DialectCase) =>
         try {
           await kind()
         } catch (err) {
-          if (d.isReadOnlyServerError(err) || d.isReadOnlyServerError((err as Error).cause)) serverReadOnlyErrors.push(err)
+          if (d.isReadOnlyServerError(err) || d.isReadOnlyServerError((err as Error).cause))
+            serverReadOnlyErrors.push(err)
           else otherErrors.push(err)
         }
       }
     }
     await Promise.all(Array.from({ length: 64 }, worker))
-    console.log(`[${d.name}] 10,000 interleaved scopes: ${writes} writes, ${violations.length} violations, ` +
-      `${serverReadOnlyErrors.length} read-only errors, ${otherErrors.length} other errors`)
+    console.log(
+      `[${d.name}] 10,000 interleaved scopes: ${writes} writes, ${violations.length} violations, ` +
+        `${serverReadOnlyErrors.length} read-only errors, ${otherErrors.length} other errors`,
+    )
     expect(violations).toEqual([])
     expect(serverReadOnlyErrors).toEqual([])
     expect(otherErrors).toEqual([])

@@ -4,7 +4,14 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { PrimaryUnavailableError, ReadOnlyViolationError, type Router } from '../../src/index.js'
-import { type DialectCase, dialects, expectIdle, nodeByPort, type TestCluster, testRouter } from './support/dialects.js'
+import {
+  type DialectCase,
+  dialects,
+  expectIdle,
+  nodeByPort,
+  type TestCluster,
+  testRouter,
+} from './support/dialects.js'
 
 describe.each(dialects)('routing ($name)', (d: DialectCase) => {
   let cluster: TestCluster
@@ -95,7 +102,10 @@ describe.each(dialects)('routing ($name)', (d: DialectCase) => {
     })
     expect([...seen]).toHaveLength(1)
     expect([...seen][0]).toMatch(/^primary\//)
-    const { rows } = await router.query<{ n: number | string }>(`SELECT count(*) AS n FROM items WHERE v = ${p(1)}`, ['tx'])
+    const { rows } = await router.query<{ n: number | string }>(
+      `SELECT count(*) AS n FROM items WHERE v = ${p(1)}`,
+      ['tx'],
+    )
     expect(Number(rows[0]?.n)).toBe(1)
   })
 
@@ -144,9 +154,12 @@ describe.each(dialects)('routing ($name)', (d: DialectCase) => {
       const outer = await whoAmI()
       await router.readOnly(async () => {
         expect(await whoAmI()).toEqual(outer)
-        await router.transaction(async () => {
-          expect(await whoAmI()).toEqual(outer)
-        }, { readOnly: true })
+        await router.transaction(
+          async () => {
+            expect(await whoAmI()).toEqual(outer)
+          },
+          { readOnly: true },
+        )
       })
       expect(outer.node).toBe('primary')
       await tx.query(`INSERT INTO items (v) VALUES (${p(1)})`, ['outer-wins'])

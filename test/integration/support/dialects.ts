@@ -42,7 +42,8 @@ export const postgres: DialectCase = {
   whoAmI: 'SELECT inet_server_port() AS port, pg_backend_pid() AS conn',
   param: (n) => `$${n}`,
   createTable: (name) => `CREATE TABLE IF NOT EXISTS ${name} (id serial PRIMARY KEY, v text)`,
-  hiddenWrite: (table) => `WITH x AS (INSERT INTO ${table} (v) VALUES ('hidden') RETURNING id) SELECT id FROM x`,
+  hiddenWrite: (table) =>
+    `WITH x AS (INSERT INTO ${table} (v) VALUES ('hidden') RETURNING id) SELECT id FROM x`,
   isReadOnlyServerError: (err) => (err as { code?: string })?.code === '25006',
 }
 
@@ -59,7 +60,13 @@ export function testRouter(
     driver: d.driver(),
     primary: { name: 'primary', url: cluster.primary.url },
     replicas: cluster.replicas.map((r) => ({ name: r.name, url: r.url })),
-    healthCheck: { intervalMs: 300, timeoutMs: 200, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 600 },
+    healthCheck: {
+      intervalMs: 300,
+      timeoutMs: 200,
+      failureThreshold: 2,
+      successThreshold: 1,
+      maxBackoffMs: 600,
+    },
     connectTimeoutMs: 2000,
     ...options,
   })
@@ -77,10 +84,14 @@ export function nodeByPort(cluster: TestCluster): (port: unknown) => string {
 export async function expectIdle(router: Router, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const busy = router.stats().nodes.filter((n) => n.inFlight !== 0 || n.pool.waiting !== 0 || n.pool.total !== n.pool.idle)
+    const busy = router
+      .stats()
+      .nodes.filter((n) => n.inFlight !== 0 || n.pool.waiting !== 0 || n.pool.total !== n.pool.idle)
     if (busy.length === 0) return
     if (Date.now() > deadline) {
-      throw new Error(`pools not idle: ${JSON.stringify(busy.map((n) => ({ name: n.name, inFlight: n.inFlight, pool: n.pool })))}`)
+      throw new Error(
+        `pools not idle: ${JSON.stringify(busy.map((n) => ({ name: n.name, inFlight: n.inFlight, pool: n.pool })))}`,
+      )
     }
     await sleep(20)
   }
@@ -91,7 +102,8 @@ export async function waitFor(predicate: () => boolean, timeoutMs: number, what:
   const started = Date.now()
   for (;;) {
     if (predicate()) return Date.now() - started
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
     await sleep(10)
   }
 }
