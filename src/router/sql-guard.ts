@@ -78,7 +78,11 @@ function keywordStart(sql: string): number {
 
 /** Write verbs grouped by length, for an allocation-free, case-insensitive match. */
 const VERBS_BY_LENGTH: string[][] = []
-for (const v of WRITE_VERBS) (VERBS_BY_LENGTH[v.length] ??= []).push(v)
+for (const v of WRITE_VERBS) {
+  const list = VERBS_BY_LENGTH[v.length] ?? []
+  list.push(v)
+  VERBS_BY_LENGTH[v.length] = list
+}
 
 function matchesAt(sql: string, start: number, verb: string): boolean {
   for (let k = 0; k < verb.length; k++) {
