@@ -134,8 +134,9 @@ export class HealthMonitor {
   #applyProbe(cluster: Cluster, node: RouterNode, result: ProbeResult): void {
     node.probeFailures = 0
     const now = Date.now()
-    let changed = false
-    // Role check.
+    node.reportedRole = result.role
+    let changed = cluster.reconcileRoles()
+    // Role check: a node that reports another role than the one it is used in is not trusted.
     const trusted = result.role === node.role
     if (trusted !== node.trusted) {
       node.trusted = trusted
@@ -159,7 +160,7 @@ export class HealthMonitor {
 
   /** Updates a replica's lag and lag exclusion; returns whether the exclusion changed. */
   #applyLag(cluster: Cluster, node: RouterNode, result: ProbeResult, now: number): boolean {
-    const max = this.#config.maxReplicationLagMs
+    const max = cluster.maxReplicationLagMs
     let lag: number | undefined
     if (result.position !== undefined) lag = cluster.lag.lagOf(result.position, now)
     if (lag === undefined) lag = result.reportedLagMs
@@ -185,11 +186,13 @@ export class HealthMonitor {
     const base = { cluster: cluster.name, node: node.name, role: node.role }
     if (next === 'down') {
       node.abortAll()
+      cluster.reconcileRoles()
       this.#events.emit('node:down', { ...base, reason, source })
     } else if (next === 'suspect') {
       this.#events.emit('node:suspect', { ...base, reason })
     } else {
       this.#events.emit('node:up', { ...base, previous: prev ?? 'suspect' })
+      cluster.reconcileRoles()
     }
     cluster.rebuild()
   }

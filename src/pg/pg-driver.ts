@@ -131,6 +131,18 @@ class PgDriver implements Driver<pg.PoolClient> {
     return lsn
   }
 
+  async waitForPosition(conn: pg.PoolClient, target: string, timeoutMs: number): Promise<string | undefined> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const res = await conn.query<{ lsn: string | null }>('SELECT pg_last_wal_replay_lsn()::text AS lsn')
+      const lsn = res.rows[0]?.lsn ?? undefined
+      if (lsn === undefined || lsnReached(lsn, target)) return lsn
+      const left = deadline - Date.now()
+      if (left <= 0) return lsn
+      await new Promise((r) => setTimeout(r, Math.min(5, left)))
+    }
+  }
+
   beginSql(options: BeginOptions): string {
     let sql = 'BEGIN'
     if (options.isolation !== undefined) {

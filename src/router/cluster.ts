@@ -2,56 +2,59 @@ import type { Balancer, NodeView } from '../balancer/balancer.js'
 import { LagTracker } from '../consistency/lag-tracker.js'
 import type { Driver } from './driver.js'
 import type { RouterEmitter } from './events.js'
-import type { ResolvedConfig, ResolvedNode } from './resolved-config.js'
+import type { ResolvedCluster, ResolvedHealthCheck, ResolvedNode } from './resolved-config.js'
 import { RouterNode } from './router-node.js'
 
 const EMPTY: readonly RouterNode[] = Object.freeze([])
 
 /**
  * One primary and its replicas (a shard is a named cluster). Keeps the list of usable replicas as
- * a frozen array that is rebuilt only when a node's health, trust, lag or weight changes
- * (copy-on-write), so that a read's routing is one array read plus one balancer pick.
+ * a frozen array that is rebuilt only when a node's health, trust, lag, role or weight changes
+ * (copy-on-write), so that a read's routing is one array read plus one balancer pick. With
+ * `discovery`, roles come from the probes and the primary can change (`primary:changed`).
  */
 export class Cluster {
   readonly name: string
-  readonly primary: RouterNode
-  readonly replicas: readonly RouterNode[]
+  /** Every node of the cluster, in configuration order. */
   readonly nodes: readonly RouterNode[]
+  /** The current primary: configured, or discovered (`undefined` until a probe finds one). */
+  primary: RouterNode | undefined
+  /** The current replicas (every node but the primary). */
+  replicas: readonly RouterNode[]
+  readonly discovery: boolean
   readonly balancer: Balancer
   readonly lag: LagTracker
+  readonly maxReplicationLagMs: number
+  readonly fallbackToPrimary: boolean
   /** Usable replicas, rebuilt on change; never mutated in place. */
   candidates: readonly RouterNode[] = EMPTY
-  /** Whether reads are currently falling back (no usable replica while replicas are configured). */
+  /** Whether reads are currently falling back (no usable replica while replicas exist). */
   fallingBack = false
-  readonly #config: ResolvedConfig
   readonly #events: RouterEmitter
 
-  constructor(
-    name: string,
-    primary: ResolvedNode,
-    replicas: readonly ResolvedNode[],
-    config: ResolvedConfig,
-    events: RouterEmitter,
-  ) {
-    this.name = name
-    this.#config = config
+  constructor(config: ResolvedCluster, driver: Driver, health: ResolvedHealthCheck, events: RouterEmitter) {
+    this.name = config.name
     this.#events = events
-    const driver = config.driver as Driver
+    this.discovery = config.discovery
+    this.maxReplicationLagMs = config.maxReplicationLagMs
+    this.fallbackToPrimary = config.fallbackToPrimary
     const make = (n: ResolvedNode) =>
-      new RouterNode(driver, n, name, config.healthCheck, (error: unknown) =>
+      new RouterNode(driver, n, config.name, health, (error: unknown) =>
         events.emit('error', { error, context: 'pooled connection error', node: n.name }),
       )
-    this.primary = make(primary)
-    this.replicas = Object.freeze(replicas.map(make))
-    this.nodes = Object.freeze([this.primary, ...this.replicas])
+    this.primary = config.primary === undefined ? undefined : make(config.primary)
+    const replicas = config.replicas.map(make)
+    this.replicas = Object.freeze(replicas)
+    this.nodes = Object.freeze(this.primary === undefined ? replicas : [this.primary, ...replicas])
     this.balancer = config.balancer()
     this.lag = new LagTracker((a, b) => driver.positionReached(a, b))
     this.rebuild()
   }
 
   /** Why a replica is not usable, or `undefined` when it is. */
-  static unusableReason(node: RouterNode): string | undefined {
+  unusableReason(node: RouterNode): string | undefined {
     if (node.state === 'down') return 'down'
+    if (this.discovery && node.reportedRole === undefined) return 'unknown-role'
     if (!node.trusted) return 'role-mismatch'
     if (node.weight <= 0) return 'drained'
     if (node.lagging) return node.replicating ? 'lagging' : 'not-replicating'
@@ -61,7 +64,7 @@ export class Cluster {
   /** Rebuilds the candidate list if membership changed, telling the balancer and emitting fallback events. */
   rebuild(): void {
     const next: RouterNode[] = []
-    for (const r of this.replicas) if (Cluster.unusableReason(r) === undefined) next.push(r)
+    for (const r of this.replicas) if (this.unusableReason(r) === undefined) next.push(r)
     const prev = this.candidates
     const same = prev.length === next.length && prev.every((n, i) => n === next[i])
     if (!same) {
@@ -73,16 +76,40 @@ export class Cluster {
     if (empty && !this.fallingBack) {
       this.fallingBack = true
       const replicas: Record<string, string> = {}
-      for (const r of this.replicas) replicas[r.name] = Cluster.unusableReason(r) ?? 'usable'
-      this.#events.emit('fallback', {
-        cluster: this.name,
-        toPrimary: this.#config.fallbackToPrimary,
-        replicas,
-      })
+      for (const r of this.replicas) replicas[r.name] = this.unusableReason(r) ?? 'usable'
+      this.#events.emit('fallback', { cluster: this.name, toPrimary: this.fallbackToPrimary, replicas })
     } else if (!empty && this.fallingBack) {
       this.fallingBack = false
       this.#events.emit('fallback:end', { cluster: this.name })
     }
+  }
+
+  /**
+   * With discovery: makes the node that reports itself primary the primary when the current one
+   * is unknown, down, or no longer reports primary. Several candidates (split brain) change
+   * nothing. Returns whether the primary changed.
+   */
+  reconcileRoles(): boolean {
+    if (!this.discovery) return false
+    const cur = this.primary
+    if (cur !== undefined && cur.state !== 'down' && cur.reportedRole === 'primary') return false
+    let next: RouterNode | undefined
+    for (const n of this.nodes) {
+      if (n === cur || n.state === 'down' || n.reportedRole !== 'primary') continue
+      if (next !== undefined) return false // ambiguous: keep what we have
+      next = n
+    }
+    if (next === undefined) return false
+    this.primary = next
+    for (const n of this.nodes) {
+      n.role = n === next ? 'primary' : 'replica'
+      n.trusted = n.reportedRole === undefined || n.reportedRole === n.role
+    }
+    this.replicas = Object.freeze(this.nodes.filter((n) => n !== next))
+    this.lag.clear()
+    this.#events.emit('primary:changed', { cluster: this.name, from: cur?.name, to: next.name })
+    this.rebuild()
+    return true
   }
 
   /** Picks a usable replica other than `exclude` (for a retry), or `undefined`. */

@@ -41,56 +41,102 @@ export interface NodeDefaults {
   readonly connectTimeoutMs: number
 }
 
-/** The validated primary and replicas, and the passwords found in their URLs. */
-export interface ResolvedNodes {
-  readonly primary: ResolvedNode
+/** The validated nodes of one cluster. */
+export interface ResolvedClusterNodes {
+  /** The configured primary; `undefined` when roles are discovered (`nodes`). */
+  readonly primary: ResolvedNode | undefined
+  /** The configured replicas, or every node when roles are discovered. */
   readonly replicas: readonly ResolvedNode[]
-  readonly secrets: readonly string[]
+  /** Roles come from the probes (`nodes: [...]`). */
+  readonly discovery: boolean
+}
+
+/** Joins a path prefix and a key: `('', 'primary')` → `primary`, `('shards.s0', 'primary')` → `shards.s0.primary`. */
+function at(prefix: string, key: string): string {
+  return prefix === '' ? key : `${prefix}.${key}`
 }
 
 /**
- * Validates the `primary` and `replicas` options: URLs suited to the driver's dialect, unique names
- * (defaults `primary`, `replica1`, `replica2`...), no server configured twice, node settings merged
- * over the router-level ones. Each node is copied and frozen.
+ * Validates one cluster's nodes: either `primary` (+ `replicas`) or `nodes` (roles discovered by
+ * the probes). URLs must suit the driver's dialect, names must be unique across the router
+ * (defaults `primary`, `replica1`... or `node1`..., prefixed by `namePrefix` in a shard), no server
+ * may be configured twice, node settings are merged over the router-level ones. Each node is
+ * copied and frozen.
  *
  * @example
  * ```ts
- * resolveNodes('postgres://app@db1/app', ['postgres://app@db2/app'], 'postgres', defaults).replicas[0].name // 'replica1'
+ * resolveClusterNodes({ primary: 'postgres://app@db1/app', replicas: ['postgres://app@db2/app'] }, '', '', 'postgres', defaults, new NodeRegistry()).replicas[0].name // 'replica1'
  * ```
  */
-export function resolveNodes(
-  primary: unknown,
-  replicas: unknown,
+export function resolveClusterNodes(
+  spec: { primary?: unknown; replicas?: unknown; nodes?: unknown },
+  prefix: string,
+  namePrefix: string,
   dialect: Dialect,
   defaults: NodeDefaults,
-): ResolvedNodes {
-  const registry = new NodeRegistry()
-  if (primary === undefined) {
-    throw new ConfigError(
-      'primary',
-      `required; expected ${expectedUrl(dialect)} or a node object { url, ... }`,
-    )
-  }
-  const resolvedPrimary = resolveNode(primary, 'primary', 'primary', 'primary', dialect, defaults, registry)
-  const resolvedReplicas: ResolvedNode[] = []
-  if (replicas !== undefined) {
-    if (!Array.isArray(replicas)) {
+  registry: NodeRegistry,
+): ResolvedClusterNodes {
+  if (spec.nodes !== undefined) {
+    for (const key of ['primary', 'replicas'] as const) {
+      if (spec[key] !== undefined) {
+        throw new ConfigError(
+          at(prefix, key),
+          'not allowed with "nodes": give either nodes (roles discovered by the probes) or primary and replicas',
+        )
+      }
+    }
+    const list = spec.nodes
+    if (!Array.isArray(list) || list.length === 0) {
       throw new ConfigError(
-        'replicas',
-        `expected an array of URLs or node objects, got ${describe(replicas)}`,
+        at(prefix, 'nodes'),
+        `expected a non-empty array of URLs or node objects, got ${describe(list)}`,
       )
     }
-    for (let i = 0; i < replicas.length; i++) {
-      const path = `replicas[${i}]`
-      const node = resolveNode(replicas[i], path, `replica${i + 1}`, 'replica', dialect, defaults, registry)
-      resolvedReplicas.push(node)
+    const nodes = list.map((n, i) =>
+      resolveNode(
+        n,
+        `${at(prefix, 'nodes')}[${i}]`,
+        `${namePrefix}node${i + 1}`,
+        'replica',
+        dialect,
+        defaults,
+        registry,
+      ),
+    )
+    return { primary: undefined, replicas: Object.freeze(nodes), discovery: true }
+  }
+  if (spec.primary === undefined) {
+    throw new ConfigError(
+      at(prefix, 'primary'),
+      `required; expected ${expectedUrl(dialect)} or a node object { url, ... } (or "nodes" to discover roles)`,
+    )
+  }
+  const primary = resolveNode(
+    spec.primary,
+    at(prefix, 'primary'),
+    `${namePrefix}primary`,
+    'primary',
+    dialect,
+    defaults,
+    registry,
+  )
+  const replicas: ResolvedNode[] = []
+  const list = spec.replicas
+  if (list !== undefined) {
+    if (!Array.isArray(list)) {
+      throw new ConfigError(
+        at(prefix, 'replicas'),
+        `expected an array of URLs or node objects, got ${describe(list)}`,
+      )
+    }
+    for (let i = 0; i < list.length; i++) {
+      const path = `${at(prefix, 'replicas')}[${i}]`
+      replicas.push(
+        resolveNode(list[i], path, `${namePrefix}replica${i + 1}`, 'replica', dialect, defaults, registry),
+      )
     }
   }
-  return {
-    primary: resolvedPrimary,
-    replicas: Object.freeze(resolvedReplicas),
-    secrets: Object.freeze([...registry.secrets]),
-  }
+  return { primary, replicas: Object.freeze(replicas), discovery: false }
 }
 
 function resolveNode(
@@ -210,8 +256,8 @@ function checkName(value: unknown, path: string): string {
   )
 }
 
-/** Tracks names and servers already taken, to report duplicates with both paths. */
-class NodeRegistry {
+/** Tracks names and servers already taken (across shards), to report duplicates with both paths; collects passwords. */
+export class NodeRegistry {
   readonly #names = new Map<string, { path: string; explicit: boolean }>()
   readonly #servers = new Map<string, string>()
   readonly secrets = new Set<string>()

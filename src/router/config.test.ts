@@ -39,13 +39,49 @@ function configError(fn: () => unknown): ConfigError {
 }
 
 describe('resolveConfig: valid options', () => {
+  it('resolves shards with per-shard overrides and prefixed default names', () => {
+    const config = resolveConfig({
+      driver,
+      balancer: 'random',
+      shards: {
+        s0: { primary: PRIMARY, replicas: [R1] },
+        s1: {
+          primary: 'postgres://db9/app',
+          replicas: [R2],
+          balancer: 'least-outstanding',
+          fallbackToPrimary: false,
+        },
+      },
+    })
+    expect(config.sharded).toBe(true)
+    expect(config.clusters.map((c) => [c.name, c.primary?.name, c.replicas.map((r) => r.name)])).toEqual([
+      ['s0', 's0.primary', ['s0.replica1']],
+      ['s1', 's1.primary', ['s1.replica1']],
+    ])
+    expect(config.clusters[0]!.balancer().name).toBe('random')
+    expect(config.clusters[1]!.balancer().name).toBe('least-outstanding')
+    expect(config.clusters.map((c) => c.fallbackToPrimary)).toEqual([true, false])
+  })
+
+  it('resolves nodes without roles for discovery', () => {
+    const config = resolveConfig({ driver, nodes: [PRIMARY, R1] })
+    const c = config.clusters[0]!
+    expect(c.discovery).toBe(true)
+    expect(c.primary).toBeUndefined()
+    expect(c.replicas.map((r) => r.name)).toEqual(['node1', 'node2'])
+  })
+
   it('fills in every default', () => {
     const config = resolveConfig({ driver, primary: PRIMARY })
-    const { driver: resolvedDriver, balancer, ...rest } = config
+    const { driver: resolvedDriver, balancer, clusters, ...rest } = config
     expect(resolvedDriver).toBe(driver)
     expect(balancer().name).toBe('round-robin')
     expect(balancer()).not.toBe(balancer()) // one instance per cluster
-    expect(rest).toStrictEqual({
+    const { balancer: clusterBalancer, ...cluster } = clusters[0]!
+    expect(clusterBalancer).toBe(balancer)
+    expect(clusters).toHaveLength(1)
+    expect(cluster).toStrictEqual({
+      name: 'default',
       primary: {
         name: 'primary',
         url: PRIMARY,
@@ -56,6 +92,12 @@ describe('resolveConfig: valid options', () => {
         connectTimeoutMs: 5000,
       },
       replicas: [],
+      discovery: false,
+      maxReplicationLagMs: 5000,
+      fallbackToPrimary: true,
+    })
+    expect(rest).toStrictEqual({
+      sharded: false,
       healthCheck: {
         enabled: true,
         intervalMs: 1000,
@@ -81,7 +123,7 @@ describe('resolveConfig: valid options', () => {
       queryTimeoutMs: 2000,
       connectTimeoutMs: 3000,
     })
-    expect(config.primary).toStrictEqual({
+    expect(config.clusters[0]!.primary!).toStrictEqual({
       name: 'primary',
       url: PRIMARY,
       role: 'primary',
@@ -90,7 +132,7 @@ describe('resolveConfig: valid options', () => {
       queryTimeoutMs: 2000,
       connectTimeoutMs: 3000,
     })
-    expect(config.replicas).toStrictEqual([
+    expect(config.clusters[0]!.replicas).toStrictEqual([
       {
         name: 'replica1',
         url: R1,
@@ -110,11 +152,11 @@ describe('resolveConfig: valid options', () => {
         connectTimeoutMs: 3000,
       },
     ])
-    expect(config.replicas[0]!.pool).not.toBe(config.replicas[1]!.pool)
+    expect(config.clusters[0]!.replicas[0]!.pool).not.toBe(config.clusters[0]!.replicas[1]!.pool)
   })
 
   it('accepts the URL schemes of each dialect', () => {
-    expect(resolveConfig({ driver, primary: 'postgresql://db1/app' }).primary.url).toBe(
+    expect(resolveConfig({ driver, primary: 'postgresql://db1/app' }).clusters[0]!.primary!.url).toBe(
       'postgresql://db1/app',
     )
     const mysql = resolveConfig({
@@ -122,7 +164,7 @@ describe('resolveConfig: valid options', () => {
       primary: 'mysql://app@db1:3306/app',
       replicas: ['mariadb://app@db2/app'],
     })
-    expect(mysql.replicas.map((r) => r.url)).toEqual(['mariadb://app@db2/app'])
+    expect(mysql.clusters[0]!.replicas.map((r) => r.url)).toEqual(['mariadb://app@db2/app'])
   })
 
   it('accepts weight 0, queryTimeoutMs 0 and maxReplicationLagMs 0', () => {
@@ -137,7 +179,7 @@ describe('resolveConfig: valid options', () => {
       fallbackToPrimary: false,
       retryReads: false,
     })
-    expect(config.replicas.map((r) => r.weight)).toEqual([0, 2.5])
+    expect(config.clusters[0]!.replicas.map((r) => r.weight)).toEqual([0, 2.5])
     expect(config.maxReplicationLagMs).toBe(0)
     expect(config.fallbackToPrimary).toBe(false)
     expect(config.retryReads).toBe(false)
@@ -153,8 +195,8 @@ describe('resolveConfig: valid options', () => {
       balancer: undefined,
       pool: undefined,
     })
-    expect(config.primary.name).toBe('primary')
-    expect(config.replicas).toEqual([])
+    expect(config.clusters[0]!.primary!.name).toBe('primary')
+    expect(config.clusters[0]!.replicas).toEqual([])
   })
 
   it('accepts null-prototype objects (parsed config files) and a driver class instance', () => {
@@ -250,11 +292,11 @@ describe('resolveConfig: valid options', () => {
     })
     for (const part of [
       config,
-      config.primary,
-      config.primary.pool,
-      config.replicas,
-      config.replicas[0],
-      config.replicas[0]!.pool,
+      config.clusters[0]!.primary!,
+      config.clusters[0]!.primary!.pool,
+      config.clusters[0]!.replicas,
+      config.clusters[0]!.replicas[0],
+      config.clusters[0]!.replicas[0]!.pool,
       config.healthCheck,
       config.readYourWrites,
       config.secrets,
@@ -262,7 +304,7 @@ describe('resolveConfig: valid options', () => {
       expect(Object.isFrozen(part)).toBe(true)
     }
     expect(() => {
-      ;(config.primary.pool as Record<string, unknown>).max = 99
+      ;(config.clusters[0]!.primary!.pool as Record<string, unknown>).max = 99
     }).toThrow(TypeError)
   })
 
@@ -288,7 +330,7 @@ describe('resolveConfig: valid options', () => {
     pool.max = 0
     readYourWrites.windowMs = 1
     expect(JSON.stringify(config)).toBe(snapshot)
-    expect(config.primary.pool).not.toBe(pool)
+    expect(config.clusters[0]!.primary!.pool).not.toBe(pool)
   })
 })
 
@@ -314,14 +356,46 @@ const badConfigs: BadCase[] = [
     'unknown top-level key, close',
     { ...base, replica: [R1] },
     'replica',
-    'unknown option "replica" (did you mean "replicas"?); expected one of: driver, primary, replicas, balancer',
+    'unknown option "replica" (did you mean "replicas"?); expected one of: driver, primary, replicas, nodes, shards, balancer',
+  ],
+  ['unknown top-level key, far', { ...base, zzz: {} }, 'zzz', 'unknown option "zzz"; expected one of:'],
+  [
+    'shards and primary together',
+    { driver, primary: PRIMARY, shards: { s0: { primary: R1 } } },
+    'primary',
+    'not allowed with "shards"',
+  ],
+  ['no shard', { driver, shards: {} }, 'shards', 'at least one shard'],
+  ['shards not an object', { driver, shards: [] }, 'shards', 'got an array'],
+  [
+    'a shard without primary',
+    { driver, shards: { s0: { replicas: [R1] } } },
+    'shards.s0.primary',
+    'required',
   ],
   [
-    'unknown top-level key, far',
-    { ...base, shards: {} },
-    'shards',
-    'unknown option "shards"; expected one of:',
+    'a shard with an unknown key',
+    { driver, shards: { s0: { primary: PRIMARY, replica: [] } } },
+    'shards.s0.replica',
+    'unknown option "replica"',
   ],
+  ['a bad shard name', { driver, shards: { 'a b': { primary: PRIMARY } } }, 'shards.a b', 'shard name'],
+  [
+    'one server in two shards',
+    { driver, shards: { s0: { primary: PRIMARY }, s1: { primary: PRIMARY } } },
+    'shards.s1.primary',
+    'same server',
+  ],
+  [
+    'a bad shard balancer',
+    { driver, shards: { s0: { primary: PRIMARY, balancer: 'rr' } } },
+    'shards.s0.balancer',
+    'expected one of',
+  ],
+  ['nodes with primary', { driver, primary: PRIMARY, nodes: [R1] }, 'primary', 'not allowed with "nodes"'],
+  ['empty nodes', { driver, nodes: [] }, 'nodes', 'non-empty array'],
+  ['nodes not an array', { driver, nodes: R1 }, 'nodes', 'non-empty array'],
+  ['a bad node in nodes', { driver, nodes: [R1, 'http://x/y'] }, 'nodes[1]', 'expected a postgres:// URL'],
   ['unknown key, case typo', { ...base, healthcheck: false }, 'healthcheck', 'did you mean "healthCheck"?'],
   [
     'unknown key that is not an identifier',

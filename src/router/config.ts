@@ -12,16 +12,23 @@ import {
   didYouMean,
   MAX_TIMER_MS,
 } from './config-checks.js'
-import { resolveNodes } from './config-nodes.js'
+import { NodeRegistry, resolveClusterNodes } from './config-nodes.js'
 import type { Driver } from './driver.js'
 import type { HealthCheckConfig, RouterOptions } from './options.js'
-import type { ResolvedConfig, ResolvedHealthCheck, ResolvedReadYourWrites } from './resolved-config.js'
+import type {
+  ResolvedCluster,
+  ResolvedConfig,
+  ResolvedHealthCheck,
+  ResolvedReadYourWrites,
+} from './resolved-config.js'
 
 /** The keys of the options object, kept in step with {@link RouterOptions} by the compiler. */
 const ROUTER_KEYS = Object.keys({
   driver: 1,
   primary: 1,
   replicas: 1,
+  nodes: 1,
+  shards: 1,
   balancer: 1,
   healthCheck: 1,
   maxReplicationLagMs: 1,
@@ -73,20 +80,103 @@ export function resolveConfig(options: unknown): ResolvedConfig {
     queryTimeoutMs: checkMs(o.queryTimeoutMs, 'queryTimeoutMs', 0, false, 0),
     connectTimeoutMs: checkMs(o.connectTimeoutMs, 'connectTimeoutMs', 0, true, 5000),
   }
-  const nodes = resolveNodes(o.primary, o.replicas, driver.dialect, defaults)
+  const balancer = resolveBalancer(o.balancer, 'balancer')
+  const maxReplicationLagMs = checkNumber(o.maxReplicationLagMs, 'maxReplicationLagMs', {
+    min: 0,
+    default: 5000,
+  })
+  const fallbackToPrimary = checkBoolean(o.fallbackToPrimary, 'fallbackToPrimary', true)
+  const registry = new NodeRegistry()
+  const clusters: ResolvedCluster[] = []
+  if (o.shards !== undefined) {
+    for (const key of ['primary', 'replicas', 'nodes'] as const) {
+      if (o[key] !== undefined) {
+        throw new ConfigError(key, 'not allowed with "shards": give each shard its own primary and replicas')
+      }
+    }
+    const shards = checkObject(o.shards, 'shards', 'an object of shards { name: { primary, replicas } }')
+    const names = Object.keys(shards)
+    if (names.length === 0) throw new ConfigError('shards', 'expected at least one shard')
+    for (const name of names) {
+      const path = `shards.${name}`
+      if (!SHARD_NAME.test(name)) {
+        throw new ConfigError(
+          path,
+          `expected a shard name of 1 to 64 characters from [A-Za-z0-9_.:-], got "${name}"`,
+        )
+      }
+      const shard = checkObject(shards[name], path, 'a shard object { primary, replicas?, ... }')
+      checkKeys(shard, path, SHARD_KEYS)
+      const shardDefaults = {
+        pool: Object.freeze({ ...defaults.pool, ...checkPool(shard.pool, `${path}.pool`) }),
+        queryTimeoutMs: checkMs(
+          shard.queryTimeoutMs,
+          `${path}.queryTimeoutMs`,
+          0,
+          false,
+          defaults.queryTimeoutMs,
+        ),
+        connectTimeoutMs: checkMs(
+          shard.connectTimeoutMs,
+          `${path}.connectTimeoutMs`,
+          0,
+          true,
+          defaults.connectTimeoutMs,
+        ),
+      }
+      const nodes = resolveClusterNodes(shard, path, `${name}.`, driver.dialect, shardDefaults, registry)
+      clusters.push(
+        Object.freeze({
+          name,
+          ...nodes,
+          balancer:
+            shard.balancer === undefined ? balancer : resolveBalancer(shard.balancer, `${path}.balancer`),
+          maxReplicationLagMs: checkNumber(shard.maxReplicationLagMs, `${path}.maxReplicationLagMs`, {
+            min: 0,
+            default: maxReplicationLagMs,
+          }),
+          fallbackToPrimary: checkBoolean(
+            shard.fallbackToPrimary,
+            `${path}.fallbackToPrimary`,
+            fallbackToPrimary,
+          ),
+        }),
+      )
+    }
+  } else {
+    const nodes = resolveClusterNodes(o, '', '', driver.dialect, defaults, registry)
+    clusters.push(
+      Object.freeze({ name: 'default', ...nodes, balancer, maxReplicationLagMs, fallbackToPrimary }),
+    )
+  }
   return Object.freeze({
     driver,
-    primary: nodes.primary,
-    replicas: nodes.replicas,
-    balancer: resolveBalancer(o.balancer),
+    clusters: Object.freeze(clusters),
+    sharded: o.shards !== undefined,
+    balancer,
     healthCheck: resolveHealthCheck(o.healthCheck),
-    maxReplicationLagMs: checkNumber(o.maxReplicationLagMs, 'maxReplicationLagMs', { min: 0, default: 5000 }),
-    fallbackToPrimary: checkBoolean(o.fallbackToPrimary, 'fallbackToPrimary', true),
+    maxReplicationLagMs,
+    fallbackToPrimary,
     readYourWrites: resolveReadYourWrites(o.readYourWrites),
     retryReads: checkBoolean(o.retryReads, 'retryReads', true),
-    secrets: nodes.secrets,
+    secrets: Object.freeze([...registry.secrets]),
   })
 }
+
+const SHARD_NAME = /^[A-Za-z0-9_.:-]{1,64}$/
+
+/** The keys of a shard object. */
+const SHARD_KEYS = [
+  'primary',
+  'replicas',
+  'nodes',
+  'balancer',
+  'maxReplicationLagMs',
+  'fallbackToPrimary',
+  'pool',
+  'queryTimeoutMs',
+  'connectTimeoutMs',
+]
 
 function checkDriver(value: unknown): Driver {
   if (value === undefined) {
@@ -119,7 +209,7 @@ function checkDriver(value: unknown): Driver {
   return value as Driver
 }
 
-function resolveBalancer(value: unknown): () => Balancer {
+function resolveBalancer(value: unknown, path: string): () => Balancer {
   if (value === undefined) return createBalancer('round-robin')
   if (typeof value === 'string' && (BALANCER_NAMES as readonly string[]).includes(value)) {
     return createBalancer(value as BalancerName)
@@ -135,7 +225,7 @@ function resolveBalancer(value: unknown): () => Balancer {
   }
   const names = BALANCER_NAMES.map((name) => `"${name}"`).join(', ')
   throw new ConfigError(
-    'balancer',
+    path,
     `expected one of ${names}, a Balancer object or a factory function, got ${given}`,
   )
 }

@@ -113,6 +113,11 @@ export interface Driver<Conn = unknown> {
   positionReached(replay: string, target: string): boolean
   /** Reads the primary's position after a write on this connection (for read-your-writes). */
   positionAfterWrite(conn: Conn): Promise<string>
+  /**
+   * On a replica's connection: waits up to `timeoutMs` (0 = just check) until its replay position
+   * reaches `target`; resolves to the replay position seen last, or `undefined` if unknown.
+   */
+  waitForPosition(conn: Conn, target: string, timeoutMs: number): Promise<string | undefined>
   /** SQL to begin a transaction. */
   beginSql(options: BeginOptions): string
   /** SQL for savepoints: create, release, roll back to. */

@@ -38,6 +38,8 @@ export interface RouterEvents {
   }
   /** A replica is usable again after a `fallback`. */
   'fallback:end': { readonly cluster: string }
+  /** The cluster's primary changed (roles discovered by the probes): writes go to `to` now. `from` is undefined for the first primary found. */
+  'primary:changed': { readonly cluster: string; readonly from: string | undefined; readonly to: string }
   /** A read failed with a connection error and is retried on another node. */
   retry: { readonly cluster: string; readonly from: string; readonly to: string; readonly error: string }
   /** A background failure (a probe that threw unexpectedly, an idle connection dying). Never thrown. */

@@ -54,6 +54,19 @@ export type ReadYourWritesConfig =
       maxWaitMs?: number
     }
 
+/** One shard of a sharded router: a full cluster with optional overrides of the router-level options. */
+export interface ShardConfig {
+  primary?: string | NodeConfig
+  replicas?: ReadonlyArray<string | NodeConfig>
+  nodes?: ReadonlyArray<string | NodeConfig>
+  balancer?: BalancerName | Balancer | (() => Balancer)
+  maxReplicationLagMs?: number
+  fallbackToPrimary?: boolean
+  pool?: Record<string, unknown>
+  queryTimeoutMs?: number
+  connectTimeoutMs?: number
+}
+
 /**
  * Options of `createRouter`. Every option but `driver` and `primary` has a default.
  *
@@ -65,10 +78,23 @@ export type ReadYourWritesConfig =
 export interface RouterOptions {
   /** The database driver, e.g. `pgDriver()` from `routemate/pg`. Required. */
   driver: Driver
-  /** The primary (writes, transactions, fallback reads). Required. */
-  primary: string | NodeConfig
+  /** The primary (writes, transactions, fallback reads). Required unless `nodes` or `shards` is given. */
+  primary?: string | NodeConfig
   /** Read replicas. Default: `[]` (everything goes to the primary). */
   replicas?: ReadonlyArray<string | NodeConfig>
+  /**
+   * Instead of `primary` and `replicas`: the cluster's nodes without roles. The probes find which
+   * one is the primary (and notice when another is promoted: `primary:changed`). Until a primary
+   * is known, writes fail with `PrimaryUnavailableError`. Default names: `node1`, `node2`...
+   */
+  nodes?: ReadonlyArray<string | NodeConfig>
+  /**
+   * A sharded router: named clusters, each its own primary and replicas (or `nodes`), with
+   * optional per-shard `balancer`, `maxReplicationLagMs`, `fallbackToPrimary`, `pool`,
+   * `queryTimeoutMs`, `connectTimeoutMs`. Node names default to `SHARD.primary`,
+   * `SHARD.replica1`... Requires `sharding`.
+   */
+  shards?: Readonly<Record<string, ShardConfig>>
   /** How reads are spread over replicas: a built-in name, a `Balancer`, or a factory of one (one instance per cluster). Default: `'round-robin'`. */
   balancer?: BalancerName | Balancer | (() => Balancer)
   /** Active health checks, or `false` to turn them off (passive detection stays on). Defaults: see {@link HealthCheckConfig}. */

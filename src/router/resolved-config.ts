@@ -28,12 +28,31 @@ export type ResolvedReadYourWrites =
   | { readonly mode: 'window'; readonly windowMs: number }
   | { readonly mode: 'position'; readonly maxWaitMs: number }
 
+/** One cluster (the only one, `default`, or a shard) after validation. */
+export interface ResolvedCluster {
+  /** `default` for an unsharded router, else the shard name. */
+  readonly name: string
+  /** The configured primary; `undefined` when roles are discovered. */
+  readonly primary: ResolvedNode | undefined
+  /** The configured replicas; every node when roles are discovered. */
+  readonly replicas: readonly ResolvedNode[]
+  /** Roles come from the probes (`nodes: [...]`). */
+  readonly discovery: boolean
+  /** Makes this cluster's balancer. */
+  readonly balancer: () => Balancer
+  /** 0 = lag check off. */
+  readonly maxReplicationLagMs: number
+  readonly fallbackToPrimary: boolean
+}
+
 /** The validated, copied and frozen router configuration. */
 export interface ResolvedConfig {
   readonly driver: Driver
-  readonly primary: ResolvedNode
-  readonly replicas: readonly ResolvedNode[]
-  /** Makes one balancer per cluster. */
+  /** Every cluster: one (`default`) unless sharded. */
+  readonly clusters: readonly ResolvedCluster[]
+  /** Whether the router is sharded (`shards` given). */
+  readonly sharded: boolean
+  /** The router-level balancer factory (shards may override it). */
   readonly balancer: () => Balancer
   readonly healthCheck: ResolvedHealthCheck
   /** 0 = lag check off. */

@@ -26,7 +26,10 @@ export class NodeAbortError extends Error {
  */
 export class RouterNode<Conn = unknown> implements NodeView {
   readonly name: string
-  readonly role: NodeRole
+  /** The role the router uses the node in: configured, or assigned by discovery. */
+  role: NodeRole
+  /** The role the node reported in its last probe. */
+  reportedRole: NodeRole | undefined = undefined
   readonly cluster: string
   readonly options: ResolvedNode
   readonly health: NodeHealth

@@ -13,7 +13,8 @@ import type { FacadeHost, ScopedConnection } from './facade-host.js'
 import type { RouterOptions } from './options.js'
 import type { ResolvedConfig } from './resolved-config.js'
 import type { RouterNode } from './router-node.js'
-import { type Scope, type ScopeMode, withMode } from './scope.js'
+import { type Scope, withMode } from './scope.js'
+import { scopedConnection } from './scoped-connection.js'
 import { isEvidentWrite, leadingKeyword } from './sql-guard.js'
 import { classifyError, isNodeFailure, type Statement, textOf, withCallerStack } from './statement.js'
 import { type RouterStats, statsOf } from './stats.js'
@@ -33,6 +34,7 @@ export interface CloseOptions {
   timeoutMs?: number
 }
 
+/** Leading keywords of statements that do not make a session "have written". */
 const READ_KEYWORDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', 'DESCRIBE', 'DESC'])
 
 function readOnlyError(node: string, cause?: unknown): ReadOnlyViolationError {
@@ -52,8 +54,9 @@ export class Router {
   readonly #driver: Driver
   readonly #events = new RouterEmitter()
   readonly #als = new AsyncLocalStorage<Scope>()
-  readonly #cluster: Cluster
   readonly #clusters: readonly Cluster[]
+  /** The cluster of statements with no shard in scope (the only one when unsharded). */
+  readonly #default: Cluster | undefined
   readonly #monitor: HealthMonitor
   readonly #ready: Promise<void>
   #closed = false
@@ -62,16 +65,13 @@ export class Router {
 
   constructor(options: RouterOptions) {
     this.#config = resolveConfig(options)
-    this.#driver = this.#config.driver
-    this.#cluster = new Cluster(
-      'default',
-      this.#config.primary,
-      this.#config.replicas,
-      this.#config,
-      this.#events,
+    const config = this.#config
+    this.#driver = config.driver
+    this.#clusters = Object.freeze(
+      config.clusters.map((c) => new Cluster(c, config.driver, config.healthCheck, this.#events)),
     )
-    this.#clusters = Object.freeze([this.#cluster])
-    this.#monitor = new HealthMonitor(this.#clusters, this.#config, this.#events)
+    this.#default = config.sharded ? undefined : this.#clusters[0]
+    this.#monitor = new HealthMonitor(this.#clusters, config, this.#events)
     this.#ready = this.#monitor.start()
   }
 
@@ -90,11 +90,10 @@ export class Router {
   ): Promise<QueryResult<Row>> {
     if (this.#closed) return Promise.reject(new RouterClosedError())
     const scope = this.#als.getStore()
-    if (scope === undefined)
-      return this.#onPrimary(this.#cluster, undefined, sql, params) as Promise<QueryResult<Row>>
-    if (scope.tx !== undefined) return scope.tx.query<Row>(sql, params)
-    const cluster = scope.cluster ?? this.#cluster
-    if (scope.mode === 'read') return this.#read(cluster, scope, sql, params) as Promise<QueryResult<Row>>
+    if (scope?.tx !== undefined) return scope.tx.query<Row>(sql, params)
+    const cluster = scope?.cluster ?? this.#default
+    if (cluster === undefined) return Promise.reject(this.#noShard())
+    if (scope?.mode === 'read') return this.#read(cluster, scope, sql, params) as Promise<QueryResult<Row>>
     return this.#onPrimary(cluster, scope, sql, params) as Promise<QueryResult<Row>>
   }
 
@@ -108,16 +107,32 @@ export class Router {
     return this.#als.run(withMode(this.#als.getStore(), 'primary'), fn)
   }
 
-  /** Runs `fn` in a read-your-writes session scope (see `readYourWrites`). */
+  /**
+   * Runs `fn` in a read-your-writes session (usually one request or one user): after the session
+   * writes, its reads see the write (see the `readYourWrites` option). Nested in another session,
+   * it joins it.
+   */
   session<T>(fn: () => T): T {
     const parent = this.#als.getStore()
-    const scope: Scope = Object.freeze({
-      mode: parent?.mode ?? 'write',
-      tx: parent?.tx,
-      cluster: parent?.cluster,
-      session: new Session(),
-    })
-    return this.#als.run(scope, fn)
+    if (parent?.session !== undefined) return fn()
+    return this.#als.run(this.#withSession(parent, new Session()), fn)
+  }
+
+  /**
+   * The current session's consistency token: an opaque, URL-safe string to carry in a cookie or a
+   * header, so a later request (on any instance) resumes it with `withConsistencyToken`.
+   * `undefined` outside a session.
+   */
+  consistencyToken(): string | undefined {
+    return this.#als.getStore()?.session?.toToken()
+  }
+
+  /**
+   * Runs `fn` in a session resumed from a token made by `consistencyToken()`. An invalid or
+   * missing token starts an empty session (it can make reads less fresh, never misroute a write).
+   */
+  withConsistencyToken<T>(token: string | undefined | null, fn: () => T): T {
+    return this.#als.run(this.#withSession(this.#als.getStore(), Session.fromToken(token)), fn)
   }
 
   /**
@@ -132,14 +147,15 @@ export class Router {
     if (this.#closed) throw new RouterClosedError()
     const scope = this.#als.getStore()
     if (scope?.tx !== undefined) return this.#savepoint(scope.tx, fn)
-    const cluster = scope?.cluster ?? this.#cluster
+    const cluster = scope?.cluster ?? this.#default
+    if (cluster === undefined) throw this.#noShard()
     const readOnly = options.readOnly ?? scope?.mode === 'read'
-    const { node, conn } = await this.#txConnection(cluster, readOnly && scope?.mode !== 'primary')
+    const { node, conn } = await this.#txConnection(cluster, scope, readOnly && scope?.mode !== 'primary')
     const ctx = new TransactionContext(this.#driver, this.#monitor, cluster, node, conn, readOnly)
     const txScope: Scope = Object.freeze({
       mode: readOnly ? 'read' : 'write',
       tx: ctx,
-      cluster,
+      cluster: scope?.cluster,
       session: scope?.session,
     })
     try {
@@ -154,7 +170,7 @@ export class Router {
         throw err
       }
       await ctx.exec('COMMIT')
-      if (!readOnly && scope?.session !== undefined) scope.session.lastWriteAt = Date.now()
+      if (!readOnly && scope?.session !== undefined) await this.#wrote(cluster, scope.session, conn)
       return result
     } finally {
       node.release(conn, ctx.broken)
@@ -213,6 +229,14 @@ export class Router {
 
   // ---- routing -------------------------------------------------------------------------------
 
+  #withSession(parent: Scope | undefined, session: Session): Scope {
+    return Object.freeze({ mode: parent?.mode ?? 'write', tx: parent?.tx, cluster: parent?.cluster, session })
+  }
+
+  #noShard(): Error {
+    return new TypeError('no shard in scope') // replaced by ShardKeyRequiredError with sharding
+  }
+
   /** A write, an unscoped statement or a `primary` scope: the primary. */
   async #onPrimary(
     cluster: Cluster,
@@ -220,16 +244,40 @@ export class Router {
     sql: Statement,
     params: readonly unknown[] | undefined,
   ): Promise<QueryResult> {
-    const node = cluster.primary
-    if (!node.available) throw this.#primaryUnavailable(cluster)
+    const node = this.#requirePrimary(cluster)
+    const session = scope?.session
+    if (session === undefined || READ_KEYWORDS.has(leadingKeyword(textOf(sql)))) {
+      try {
+        return await node.run(sql, params)
+      } catch (err) {
+        throw this.#failed(cluster, node, err, false)
+      }
+    }
+    // A session's write: remember it (and, in position mode, where the primary stood after it).
+    const conn = await this.#acquire(cluster, node, false, false)
+    let destroy = false
     try {
-      const result = await node.run(sql, params)
-      const session = scope?.session
-      if (session !== undefined && !READ_KEYWORDS.has(leadingKeyword(textOf(sql))))
-        session.lastWriteAt = Date.now()
+      const started = performance.now()
+      const result = await this.#driver.execute(conn, sql as string, params)
+      node.observe(performance.now() - started)
+      await this.#wrote(cluster, session, conn)
       return result
     } catch (err) {
+      destroy = isNodeFailure(classifyError(this.#driver, err))
       throw this.#failed(cluster, node, err, false)
+    } finally {
+      node.release(conn, destroy)
+    }
+  }
+
+  /** Records a session's write; in `position` mode reads the primary's position on `conn`. */
+  async #wrote(cluster: Cluster, session: Session, conn: unknown): Promise<void> {
+    session.lastWriteAt = Date.now()
+    if (this.#config.readYourWrites.mode !== 'position') return
+    try {
+      session.positions.set(cluster.name, await this.#driver.positionAfterWrite(conn))
+    } catch {
+      session.positions.set(cluster.name, '') // unknown: the session reads from the primary
     }
   }
 
@@ -241,37 +289,129 @@ export class Router {
     params: readonly unknown[] | undefined,
   ): Promise<QueryResult> {
     if (isEvidentWrite(textOf(sql))) throw readOnlyError(cluster.name)
+    const token = scope.session?.positions.get(cluster.name)
+    if (token !== undefined) return this.#readAtPosition(cluster, token, sql, params)
     const node = this.#pickRead(cluster, scope)
     try {
       return await node.run(sql, params, node === cluster.primary)
     } catch (err) {
-      const cls = classifyError(this.#driver, err)
-      if (!isNodeFailure(cls) || !this.#config.retryReads) throw this.#failed(cluster, node, err, true)
-      this.#failed(cluster, node, err, true)
-      const other = node === cluster.primary ? undefined : this.#retryTarget(cluster, node)
-      if (other === undefined) throw withCallerStack(err)
-      this.#events.emit('retry', {
-        cluster: cluster.name,
-        from: node.name,
-        to: other.name,
-        error: this.#monitor.redact(err),
-      })
-      try {
-        return await other.run(sql, params, other === cluster.primary)
-      } catch (err2) {
-        throw this.#failed(cluster, other, err2, true)
+      return this.#retryRead(cluster, node, err, sql, params)
+    }
+  }
+
+  /** After a failed read: maps the error, or retries once on another node for a connection error. */
+  async #retryRead(
+    cluster: Cluster,
+    node: RouterNode,
+    err: unknown,
+    sql: Statement,
+    params: readonly unknown[] | undefined,
+  ): Promise<QueryResult> {
+    const cls = classifyError(this.#driver, err)
+    if (!isNodeFailure(cls) || !this.#config.retryReads) throw this.#failed(cluster, node, err, true)
+    this.#failed(cluster, node, err, true)
+    const other = node === cluster.primary ? undefined : this.#retryTarget(cluster, node)
+    if (other === undefined) throw withCallerStack(err)
+    this.#events.emit('retry', {
+      cluster: cluster.name,
+      from: node.name,
+      to: other.name,
+      error: this.#monitor.redact(err),
+    })
+    try {
+      return await other.run(sql, params, other === cluster.primary)
+    } catch (err2) {
+      throw this.#failed(cluster, other, err2, true)
+    }
+  }
+
+  /**
+   * A read of a session that wrote (`position` mode): a replica known (from probes) to have
+   * replayed the session's token; else one that reaches it within `maxWaitMs` (checked on the
+   * connection that then runs the read); else the primary.
+   */
+  async #readAtPosition(
+    cluster: Cluster,
+    token: string,
+    sql: Statement,
+    params: readonly unknown[] | undefined,
+  ): Promise<QueryResult> {
+    const c = cluster.candidates
+    const reached = (n: RouterNode) =>
+      n.position !== undefined && this.#driver.positionReached(n.position, token)
+    let node: RouterNode | undefined
+    if (token !== '' && c.length > 0) {
+      const picked = (c.length === 1 ? c[0] : cluster.balancer.pick(c)) as RouterNode
+      if (reached(picked)) node = picked
+      else node = c.find(reached)
+      if (node === undefined) {
+        const served = await this.#readIfCaughtUp(cluster, picked, token, sql, params)
+        if (served !== undefined) return served
       }
+    }
+    node ??= this.#readPrimary(cluster)
+    try {
+      return await node.run(sql, params, node === cluster.primary)
+    } catch (err) {
+      return this.#retryRead(cluster, node, err, sql, params)
+    }
+  }
+
+  /** Checks (waiting up to `maxWaitMs`) whether a replica replayed `token`; if so runs the read there. */
+  async #readIfCaughtUp(
+    cluster: Cluster,
+    node: RouterNode,
+    token: string,
+    sql: Statement,
+    params: readonly unknown[] | undefined,
+  ): Promise<QueryResult | undefined> {
+    const ryw = this.#config.readYourWrites
+    const maxWaitMs = ryw.mode === 'position' ? ryw.maxWaitMs : 0
+    let conn: unknown
+    try {
+      conn = await node.acquire()
+    } catch (err) {
+      this.#failed(cluster, node, err, true)
+      return undefined
+    }
+    let destroy = false
+    try {
+      const replay = await this.#driver.waitForPosition(conn, token, maxWaitMs)
+      if (replay === undefined || !this.#driver.positionReached(replay, token)) return undefined
+      if (node.position === undefined || this.#driver.positionReached(replay, node.position))
+        node.position = replay
+      const started = performance.now()
+      const result = await this.#driver.execute(conn, sql as string, params)
+      node.observe(performance.now() - started)
+      return result
+    } catch (err) {
+      destroy = isNodeFailure(classifyError(this.#driver, err))
+      if (destroy) {
+        this.#failed(cluster, node, err, true)
+        return undefined // read it from the primary instead
+      }
+      throw this.#failed(cluster, node, err, true)
+    } finally {
+      node.release(conn, destroy)
     }
   }
 
   /** The node for a read: a balanced replica, or the primary for read-your-writes / fallback. */
-  #pickRead(cluster: Cluster, scope: Scope): RouterNode {
-    const session = scope.session
+  #pickRead(cluster: Cluster, scope: Scope | undefined): RouterNode {
+    const session = scope?.session
     const ryw = this.#config.readYourWrites
-    if (session !== undefined && ryw.mode === 'window' && session.lastWriteAt + ryw.windowMs > Date.now()) {
-      return this.#readPrimary(cluster)
-    }
     const c = cluster.candidates
+    if (session !== undefined) {
+      if (ryw.mode === 'window' && session.lastWriteAt + ryw.windowMs > Date.now())
+        return this.#readPrimary(cluster)
+      const token = ryw.mode === 'position' ? session.positions.get(cluster.name) : undefined
+      if (token !== undefined) {
+        const caughtUp = c.find(
+          (n) => n.position !== undefined && this.#driver.positionReached(n.position, token),
+        )
+        return caughtUp ?? this.#readPrimary(cluster)
+      }
+    }
     if (c.length === 0) return this.#fallback(cluster)
     return c.length === 1 ? (c[0] as RouterNode) : (cluster.balancer.pick(c) as RouterNode)
   }
@@ -280,18 +420,19 @@ export class Router {
   #retryTarget(cluster: Cluster, failed: RouterNode): RouterNode | undefined {
     const other = cluster.pickOther(failed)
     if (other !== undefined) return other
-    if (this.#config.fallbackToPrimary && cluster.primary.available) return cluster.primary
+    const p = cluster.primary
+    if (cluster.fallbackToPrimary && p !== undefined && p.available) return p
     return undefined
   }
 
   #fallback(cluster: Cluster): RouterNode {
-    if (!this.#config.fallbackToPrimary) {
+    if (!cluster.fallbackToPrimary) {
       throw new NoHealthyReplicaError(
         cluster.name,
         cluster.replicas.length === 0
           ? `no replica configured in cluster "${cluster.name}" and fallbackToPrimary is false`
           : `no usable replica in cluster "${cluster.name}" (${cluster.replicas
-              .map((r) => `${r.name}: ${Cluster.unusableReason(r) ?? 'usable'}`)
+              .map((r) => `${r.name}: ${cluster.unusableReason(r) ?? 'usable'}`)
               .join(', ')}) and fallbackToPrimary is false`,
       )
     }
@@ -299,19 +440,17 @@ export class Router {
   }
 
   #readPrimary(cluster: Cluster): RouterNode {
-    if (!cluster.primary.available) throw this.#primaryUnavailable(cluster)
-    return cluster.primary
+    return this.#requirePrimary(cluster)
   }
 
-  #primaryUnavailable(cluster: Cluster): PrimaryUnavailableError {
+  #requirePrimary(cluster: Cluster): RouterNode {
     const p = cluster.primary
-    const why = p.trusted
-      ? `down${p.lastError ? `: ${p.lastError}` : ''}`
-      : 'not trusted: it reports being a replica'
-    return new PrimaryUnavailableError(
-      cluster.name,
-      `primary "${p.name}" of cluster "${cluster.name}" is ${why}`,
-    )
+    if (p !== undefined && p.available) return p
+    let why: string
+    if (p === undefined) why = 'not known yet (no node reports being the primary)'
+    else if (!p.trusted) why = `"${p.name}", which is not trusted: it reports being a replica`
+    else why = `"${p.name}", which is down${p.lastError ? `: ${p.lastError}` : ''}`
+    throw new PrimaryUnavailableError(cluster.name, `the primary of cluster "${cluster.name}" is ${why}`)
   }
 
   /** Records a failed statement (passive health, read-only mapping); returns what to throw. */
@@ -323,35 +462,50 @@ export class Router {
     return withCallerStack(err)
   }
 
+  /** Checks out a connection, recording a failure as passive health. */
+  async #acquire(cluster: Cluster, node: RouterNode, readOnlyPool: boolean, read: boolean): Promise<unknown> {
+    try {
+      return await node.acquire(readOnlyPool)
+    } catch (err) {
+      throw this.#failed(cluster, node, err, read)
+    }
+  }
+
   // ---- transactions --------------------------------------------------------------------------
 
   /** Checks out the connection of a new transaction: the primary, or one replica for a read-only one. */
-  async #txConnection(cluster: Cluster, onReplica: boolean): Promise<{ node: RouterNode; conn: unknown }> {
+  async #txConnection(
+    cluster: Cluster,
+    scope: Scope | undefined,
+    onReplica: boolean,
+  ): Promise<{ node: RouterNode; conn: unknown }> {
     if (!onReplica) {
-      const node = this.#readPrimary(cluster)
-      try {
-        return { node, conn: await node.acquire() }
-      } catch (err) {
-        throw this.#failed(cluster, node, err, false)
-      }
+      const node = this.#requirePrimary(cluster)
+      return { node, conn: await this.#acquire(cluster, node, false, false) }
     }
-    const node =
-      cluster.candidates.length === 0
-        ? this.#fallback(cluster)
-        : this.#pickRead(cluster, withMode(undefined, 'read'))
+    return this.#readConnection(cluster, scope, false)
+  }
+
+  /** A connection for reads: a balanced replica (one retry elsewhere if checkout fails) or the primary. */
+  async #readConnection(
+    cluster: Cluster,
+    scope: Scope | undefined,
+    readOnlyPoolOnPrimary: boolean,
+  ): Promise<{ node: RouterNode; conn: unknown }> {
+    const node = this.#pickRead(cluster, scope)
+    const ro = readOnlyPoolOnPrimary && node === cluster.primary
     try {
-      return { node, conn: await node.acquire() }
+      return { node, conn: await node.acquire(ro) }
     } catch (err) {
       const cls = classifyError(this.#driver, err)
       this.#failed(cluster, node, err, true)
       const other =
-        isNodeFailure(cls) && this.#config.retryReads ? this.#retryTarget(cluster, node) : undefined
+        isNodeFailure(cls) && this.#config.retryReads && node !== cluster.primary
+          ? this.#retryTarget(cluster, node)
+          : undefined
       if (other === undefined) throw withCallerStack(err)
-      try {
-        return { node: other, conn: await other.acquire() }
-      } catch (err2) {
-        throw this.#failed(cluster, other, err2, true)
-      }
+      const ro2 = readOnlyPoolOnPrimary && other === cluster.primary
+      return { node: other, conn: await this.#acquire(cluster, other, ro2, true) }
     }
   }
 
@@ -395,78 +549,30 @@ export class Router {
   async #connect(): Promise<ScopedConnection> {
     if (this.#closed) throw new RouterClosedError()
     const scope = this.#als.getStore()
-    const tx = scope?.tx
-    if (tx !== undefined) return this.#scoped(tx.cluster, tx.routerNode, tx.conn, tx.readOnly, tx)
-    const cluster = scope?.cluster ?? this.#cluster
-    const mode: ScopeMode = scope?.mode ?? 'write'
-    if (mode !== 'read') {
-      const node = this.#readPrimary(cluster)
-      try {
-        return this.#scoped(cluster, node, await node.acquire(), false)
-      } catch (err) {
-        throw this.#failed(cluster, node, err, false)
-      }
-    }
-    const node = this.#pickRead(cluster, scope as Scope)
-    try {
-      return this.#scoped(cluster, node, await node.acquire(node === cluster.primary), true)
-    } catch (err) {
-      const cls = classifyError(this.#driver, err)
-      this.#failed(cluster, node, err, true)
-      const other =
-        isNodeFailure(cls) && this.#config.retryReads ? this.#retryTarget(cluster, node) : undefined
-      if (other === undefined || node === cluster.primary) throw withCallerStack(err)
-      try {
-        return this.#scoped(cluster, other, await other.acquire(other === cluster.primary), true)
-      } catch (err2) {
-        throw this.#failed(cluster, other, err2, true)
-      }
-    }
-  }
-
-  #scoped(
-    cluster: Cluster,
-    node: RouterNode,
-    conn: unknown,
-    readOnly: boolean,
-    tx?: TransactionContext,
-  ): ScopedConnection {
-    let released = false
-    const savepoints: string[] = []
-    const driver = this.#driver
-    return {
-      conn,
-      node: node.name,
-      readOnly,
-      pinned: tx !== undefined,
-      check: (text) => {
+    const deps = {
+      driver: this.#driver,
+      check: (text: string, node: RouterNode, readOnly: boolean) => {
         if (readOnly && isEvidentWrite(text)) throw readOnlyError(node.name)
       },
-      translate: (text) => {
-        if (tx === undefined) return text
-        const kw = leadingKeyword(text)
-        if (kw === 'BEGIN' || (kw === 'START' && /^\s*start\s+transaction\b/i.test(text))) {
-          const name = `routemate_sp_${++tx.savepoints}`
-          savepoints.push(name)
-          return driver.savepointSql(name, 'create')
-        }
-        if (kw === 'COMMIT' || kw === 'END') {
-          const name = savepoints.pop()
-          return name === undefined ? text : driver.savepointSql(name, 'release')
-        }
-        if (kw === 'ROLLBACK' && !/^\s*rollback\s+(work\s+|transaction\s+)?to\b/i.test(text)) {
-          const name = savepoints.pop()
-          return name === undefined ? text : driver.savepointSql(name, 'rollback')
-        }
-        return text
-      },
-      fail: (err) => (tx !== undefined ? tx.fail(err) : this.#failed(cluster, node, err, readOnly)),
-      release: (destroy) => {
-        if (released || tx !== undefined) return
-        released = true
-        node.release(conn, destroy)
-      },
+      failed: (c: Cluster, n: RouterNode, err: unknown, read: boolean) => this.#failed(c, n, err, read),
     }
+    const tx = scope?.tx
+    if (tx !== undefined) return scopedConnection(deps, tx.cluster, tx.routerNode, tx.conn, tx.readOnly, tx)
+    const cluster = scope?.cluster ?? this.#default
+    if (cluster === undefined) throw this.#noShard()
+    if (scope?.mode !== 'read') {
+      const node = this.#requirePrimary(cluster)
+      return scopedConnection(
+        deps,
+        cluster,
+        node,
+        await this.#acquire(cluster, node, false, false),
+        false,
+        undefined,
+      )
+    }
+    const { node, conn } = await this.#readConnection(cluster, scope, true)
+    return scopedConnection(deps, cluster, node, conn, true, undefined)
   }
 }
 

@@ -1,5 +1,5 @@
 import type { NodeState } from '../health/node-health.js'
-import { Cluster } from './cluster.js'
+import type { Cluster } from './cluster.js'
 import type { NodeRole } from './driver.js'
 import type { RouterNode } from './router-node.js'
 
@@ -17,7 +17,7 @@ export interface NodeStats {
   readonly trusted: boolean
   /** For replicas: whether reads may go to it now (up, trusted, fresh, weight > 0); for the primary: whether it takes writes. */
   readonly usable: boolean
-  /** Why a replica is not usable (`down`, `lagging`, `not-replicating`, `role-mismatch`, `drained`), if it is not. */
+  /** Why the node is not usable (`down`, `lagging`, `not-replicating`, `role-mismatch`, `drained`, `unknown-role`), if it is not. */
   readonly unusableReason: string | undefined
   /** Replication lag in ms (replicas; undefined until measured). */
   readonly lagMs: number | undefined
@@ -46,6 +46,8 @@ export interface ClusterStats {
   readonly name: string
   /** Whether reads are falling back (no usable replica). */
   readonly fallingBack: boolean
+  /** The current primary's name (`undefined` while roles are being discovered). */
+  readonly primary: string | undefined
   /** Names of the replicas reads go to now. */
   readonly candidates: readonly string[]
   /** The balancer's name. */
@@ -58,9 +60,11 @@ export interface RouterStats {
   readonly nodes: readonly NodeStats[]
 }
 
-function nodeStats(node: RouterNode): NodeStats {
-  const reason =
-    node.role === 'replica' ? Cluster.unusableReason(node) : node.available ? undefined : node.state
+function nodeStats(cluster: Cluster, node: RouterNode): NodeStats {
+  let reason: string | undefined
+  if (node !== cluster.primary) reason = cluster.unusableReason(node)
+  else if (node.state === 'down') reason = 'down'
+  else if (!node.trusted) reason = 'role-mismatch'
   return {
     name: node.name,
     cluster: node.cluster,
@@ -88,9 +92,10 @@ export function statsOf(clusters: readonly Cluster[]): RouterStats {
     clusters: clusters.map((c) => ({
       name: c.name,
       fallingBack: c.fallingBack,
+      primary: c.primary?.name,
       candidates: c.candidates.map((n) => n.name),
       balancer: c.balancer.name,
     })),
-    nodes: clusters.flatMap((c) => c.nodes.map(nodeStats)),
+    nodes: clusters.flatMap((c) => c.nodes.map((n) => nodeStats(c, n))),
   }
 }

@@ -43,7 +43,10 @@ describe('health (postgres)', () => {
       expect(r2?.lastError).toMatch(/password authentication failed/)
       // Reads still succeed: the good replica serves them.
       for (let i = 0; i < 10; i++) await router.readOnly(() => router.query('SELECT 1'))
-      const text = JSON.stringify({ stats, seen: seen.map((e) => JSON.stringify(e, Object.getOwnPropertyNames(e))) })
+      const text = JSON.stringify({
+        stats,
+        seen: seen.map((e) => JSON.stringify(e, Object.getOwnPropertyNames(e))),
+      })
       expect(text).not.toContain(wrong)
       expect(text).not.toContain(SECRET)
       expect(r2?.url).toContain('***')
@@ -76,7 +79,9 @@ describe('health (postgres)', () => {
       expect(stateOf(router, 'replica2')).toBe('up') // reachable, but not trusted
       expect(router.stats().nodes.find((n) => n.name === 'replica2')?.unusableReason).toBe('role-mismatch')
       for (let i = 0; i < 50; i++) {
-        const { rows } = await router.readOnly(() => router.query<{ port: number }>('SELECT inet_server_port() AS port'))
+        const { rows } = await router.readOnly(() =>
+          router.query<{ port: number }>('SELECT inet_server_port() AS port'),
+        )
         expect(who(rows[0]?.port)).toBe('replica1')
       }
       await expectIdle(router)

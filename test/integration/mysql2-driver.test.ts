@@ -1,0 +1,596 @@
+/**
+ * The mysql2 driver against a real MariaDB primary + replica: pools, results, timeouts, aborting
+ * work on a frozen server, probes (role, GTID position, replication state), read-your-writes
+ * positions, error classification of real errors, and the pool facade through a router.
+ */
+import type { PoolConnection } from 'mysql2/promise'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  createRouter,
+  type DriverNodeOptions,
+  type DriverPool,
+  ReadOnlyViolationError,
+  type Router,
+} from '../../src/index.js'
+import { mysql2Driver, type RoutedMysql2Connection, type RoutedMysql2Pool } from '../../src/mysql2/index.js'
+import { parseReplicaStatus } from '../../src/mysql2/mysql2-replica-status.js'
+import { type MariaDbCluster, startMariaDbCluster } from '../../src/testing/mariadb-cluster.js'
+
+/**
+ * Kysely's `MysqlPool` / `MysqlPoolConnection` (kysely/src/dialect/mysql/mysql-dialect-config.ts),
+ * copied to check at compile time that `router.pool()` fits `new MysqlDialect({ pool })`.
+ */
+interface KyselyMysqlPool {
+  getConnection(callback: (error: unknown, connection: KyselyMysqlPoolConnection) => void): void
+  end(callback: (error: unknown) => void): void
+}
+interface KyselyMysqlPoolConnection {
+  config: object
+  connect(callback?: (error: unknown) => void): void
+  destroy(): void
+  query(
+    sql: string,
+    parameters: Array<unknown>,
+  ): {
+    stream: <T>(options: { highWaterMark?: number; objectMode?: true }) => {
+      [Symbol.asyncIterator](): AsyncIterableIterator<T>
+    }
+  }
+  query(sql: string, parameters: Array<unknown>, callback: (error: unknown, result: unknown) => void): void
+  threadId: number
+  release(): void
+}
+export const asKyselyPool = (pool: RoutedMysql2Pool): KyselyMysqlPool => ({
+  getConnection: (cb: (error: unknown, connection: KyselyMysqlPoolConnection) => void) =>
+    pool.getConnection(cb),
+  end: (cb: (error: unknown) => void) => pool.end(cb),
+})
+export const asKyselyConnection = (conn: RoutedMysql2Connection): KyselyMysqlPoolConnection => conn
+
+const driver = mysql2Driver()
+let cluster: MariaDbCluster
+
+function node(url: string, extra: Partial<DriverNodeOptions> = {}): DriverNodeOptions {
+  return { name: 'n', url, pool: {}, connectTimeoutMs: 2000, queryTimeoutMs: 0, readOnly: false, ...extra }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Runs `fn` on a fresh pool that is ended afterwards; collects the pool's background errors. */
+async function withPool<T>(
+  options: DriverNodeOptions,
+  fn: (pool: DriverPool<PoolConnection>, errors: unknown[]) => Promise<T>,
+): Promise<T> {
+  const errors: unknown[] = []
+  const pool = driver.createPool(options, (err) => errors.push(err))
+  try {
+    return await fn(pool, errors)
+  } finally {
+    await pool.end()
+  }
+}
+
+async function failure(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p
+  } catch (err) {
+    return err
+  }
+  throw new Error('expected a rejection')
+}
+
+function probe(url: string, timeoutMs = 2000) {
+  return driver.probe(node(url, { connectTimeoutMs: timeoutMs }), AbortSignal.timeout(timeoutMs))
+}
+
+beforeAll(async () => {
+  cluster = await startMariaDbCluster({ replicas: 1 })
+  await cluster.query('primary', 'CREATE TABLE items (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(50))')
+  await cluster.waitForReplication()
+})
+
+afterAll(async () => {
+  await cluster?.stop()
+})
+
+describe('pool and execute', () => {
+  it('runs reads and writes and maps their results', async () => {
+    await withPool(node(cluster.primary.url), async (pool) => {
+      const conn = await pool.acquire()
+      try {
+        const ins = await driver.execute(conn, 'INSERT INTO items (v) VALUES (?), (?)', ['a', 'b'])
+        expect(ins).toMatchObject({ rows: [], rowCount: 2, affectedRows: 2 })
+        expect(Number(ins.insertId)).toBeGreaterThan(0)
+        const upd = await driver.execute(conn, 'UPDATE items SET v = ? WHERE v = ?', ['a', 'a'])
+        expect(upd).toMatchObject({ rowCount: 1, affectedRows: 1, changedRows: 0 })
+        const sel = await driver.execute(conn, 'SELECT id, v FROM items WHERE v IN (?, ?) ORDER BY id', [
+          'a',
+          'b',
+        ])
+        expect(sel.rowCount).toBe(2)
+        expect(sel.rows.map((r) => r.v)).toEqual(['a', 'b'])
+        expect((sel.fields as { name: string }[]).map((f) => f.name)).toEqual(['id', 'v'])
+        const opts = await driver.execute(
+          conn,
+          { sql: 'SELECT ? AS x', values: [7], rowsAsArray: true } as never,
+          undefined,
+        )
+        expect(opts.rows).toEqual([[7]])
+        expect(pool.counts()).toEqual({ total: 1, idle: 0, waiting: 0 })
+      } finally {
+        pool.release(conn, false)
+      }
+      expect(pool.counts()).toEqual({ total: 1, idle: 1, waiting: 0 })
+    })
+  })
+
+  it('maps several result sets (multipleStatements)', async () => {
+    await withPool(node(cluster.primary.url, { pool: { multipleStatements: true } }), async (pool) => {
+      const conn = await pool.acquire()
+      try {
+        const res = await driver.execute(
+          conn,
+          'SELECT 1 AS a; UPDATE items SET v = v WHERE 0; SELECT 2 AS b',
+          [],
+        )
+        expect(res.rowCount).toBeNull()
+        expect(res.rows).toHaveLength(3)
+        expect(res.rows[0]).toEqual([{ a: 1 }])
+      } finally {
+        pool.release(conn, false)
+      }
+    })
+  })
+
+  it('runs a compound BEGIN (isolation level) as separate statements, and savepoints', async () => {
+    await withPool(node(cluster.primary.url), async (pool) => {
+      const conn = await pool.acquire()
+      try {
+        await driver.execute(conn, driver.beginSql({ readOnly: false, isolation: 'serializable' }), undefined)
+        const [row] = (await driver.execute(conn, 'SELECT @@in_transaction AS t', undefined)).rows
+        expect(row?.t).toBe(1)
+        await driver.execute(conn, driver.savepointSql('sp1', 'create'), undefined)
+        await driver.execute(conn, "INSERT INTO items (v) VALUES ('sp')", undefined)
+        await driver.execute(conn, driver.savepointSql('sp1', 'rollback'), undefined)
+        await driver.execute(conn, driver.savepointSql('sp1', 'release'), undefined)
+        await driver.execute(conn, 'COMMIT', undefined)
+        const n = await driver.execute(conn, "SELECT COUNT(*) AS n FROM items WHERE v = 'sp'", undefined)
+        expect(Number(n.rows[0]?.n)).toBe(0)
+        await driver.execute(conn, driver.beginSql({ readOnly: true }), undefined)
+        const err = await failure(driver.execute(conn, "INSERT INTO items (v) VALUES ('ro')", undefined))
+        expect(err).toMatchObject({ errno: 1792 })
+        expect(driver.classify(err)).toBe('read-only')
+        await driver.execute(conn, 'ROLLBACK', undefined)
+      } finally {
+        pool.release(conn, false)
+      }
+    })
+  })
+
+  it('a read-only pool refuses writes (1792) on every connection, first use and reuse', async () => {
+    await withPool(node(cluster.primary.url, { readOnly: true }), async (pool) => {
+      for (let i = 0; i < 2; i++) {
+        const conn = await pool.acquire()
+        try {
+          const err = await failure(driver.execute(conn, "INSERT INTO items (v) VALUES ('x')", undefined))
+          expect(err).toMatchObject({ errno: 1792 })
+          expect(driver.classify(err)).toBe('read-only')
+          const res = await driver.execute(conn, 'SELECT @@tx_read_only AS ro', undefined)
+          expect(Number(res.rows[0]?.ro)).toBe(1)
+        } finally {
+          pool.release(conn, false)
+        }
+      }
+      expect(pool.counts().total).toBe(1)
+    })
+  })
+
+  it('a write on a replica is refused with 1290, classified read-only', async () => {
+    await withPool(node(cluster.replicas[0]?.url ?? ''), async (pool) => {
+      const conn = await pool.acquire()
+      try {
+        const err = await failure(driver.execute(conn, "INSERT INTO items (v) VALUES ('x')", undefined))
+        expect(err).toMatchObject({ errno: 1290 })
+        expect(driver.classify(err)).toBe('read-only')
+      } finally {
+        pool.release(conn, false)
+      }
+    })
+  })
+
+  it('queryTimeoutMs rejects with a timeout-class error; destroying the connection frees the pool', async () => {
+    await withPool(node(cluster.primary.url, { queryTimeoutMs: 200 }), async (pool) => {
+      const conn = await pool.acquire()
+      const t0 = Date.now()
+      const err = await failure(driver.execute(conn, 'SELECT SLEEP(3)', undefined))
+      expect(Date.now() - t0).toBeLessThan(1500)
+      expect(err).toMatchObject({ code: 'PROTOCOL_SEQUENCE_TIMEOUT' })
+      expect(driver.classify(err)).toBe('timeout')
+      pool.release(conn, true)
+      expect(pool.counts().total).toBe(0)
+      const again = await pool.acquire()
+      expect((await driver.execute(again, 'SELECT 1 AS one', undefined)).rows).toEqual([{ one: 1 }])
+      pool.release(again, false)
+    })
+  })
+
+  it('an idle connection killed by the server is reported to onError, never crashes', async () => {
+    await withPool(node(cluster.primary.url), async (pool, errors) => {
+      const conn = await pool.acquire()
+      const id = Number((await driver.execute(conn, 'SELECT CONNECTION_ID() AS id', undefined)).rows[0]?.id)
+      pool.release(conn, false)
+      await cluster.query('primary', `KILL ${id}`, [], { superuser: true })
+      const t0 = Date.now()
+      while (errors.length === 0 && Date.now() - t0 < 3000) await sleep(20)
+      expect(errors.length).toBeGreaterThan(0)
+      expect(driver.classify(errors[0])).toBe('connection')
+      expect(pool.counts().total).toBe(0)
+      const next = await pool.acquire()
+      expect((await driver.execute(next, 'SELECT 1 AS one', undefined)).rows).toEqual([{ one: 1 }])
+      pool.release(next, false)
+    })
+  })
+})
+
+describe('frozen server', () => {
+  it('destroy() fails a query pending on a paused server at once', async () => {
+    const url = cluster.replicas[0]?.url ?? ''
+    await withPool(node(url), async (pool) => {
+      const conn = await pool.acquire()
+      await driver.execute(conn, 'SELECT 1', undefined)
+      await cluster.pause('replica1')
+      try {
+        const pending = failure(driver.execute(conn, 'SELECT 2', undefined))
+        await sleep(200)
+        const t0 = Date.now()
+        pool.destroy(conn)
+        const err = await pending
+        expect(Date.now() - t0).toBeLessThan(500)
+        expect(driver.classify(err)).toBe('connection')
+        pool.release(conn, true)
+        expect(pool.counts().total).toBe(0)
+        // A probe of the frozen server gives up when its signal aborts.
+        const t1 = Date.now()
+        await expect(probe(url, 300)).rejects.toBeDefined()
+        expect(Date.now() - t1).toBeLessThan(1000)
+      } finally {
+        await cluster.resume('replica1')
+      }
+    })
+  })
+
+  it('end() of a pool with an idle connection to a frozen server does not hang', async () => {
+    const url = cluster.replicas[0]?.url ?? ''
+    const pool = driver.createPool(node(url, { connectTimeoutMs: 500 }), () => {})
+    const conn = await pool.acquire()
+    pool.release(conn, false)
+    await cluster.pause('replica1')
+    try {
+      const t0 = Date.now()
+      await pool.end()
+      expect(Date.now() - t0).toBeLessThan(2000)
+    } finally {
+      await cluster.resume('replica1')
+    }
+  })
+})
+
+describe('probe', () => {
+  it('reads a primary: role and GTID binlog position', async () => {
+    await cluster.query('primary', "INSERT INTO items (v) VALUES ('p')")
+    const [row] = (await cluster.query('primary', 'SELECT @@gtid_binlog_pos AS pos')) as { pos: string }[]
+    expect(await probe(cluster.primary.url)).toEqual({ role: 'primary', position: row?.pos })
+  })
+
+  it('reads a replica without the privilege for replication status: role and position only', async () => {
+    await cluster.waitForReplication()
+    const result = await probe(cluster.replicas[0]?.url ?? '')
+    const [row] = (await cluster.query('replica1', 'SELECT @@gtid_slave_pos AS pos')) as { pos: string }[]
+    expect(result).toEqual({ role: 'replica', position: row?.pos })
+  })
+
+  it('parses the real SHOW ALL REPLICAS STATUS of MariaDB', async () => {
+    const rows = (await cluster.query('replica1', 'SHOW ALL REPLICAS STATUS', [], {
+      superuser: true,
+    })) as Record<string, unknown>[]
+    expect(parseReplicaStatus(rows)).toEqual({ replicating: true, reportedLagMs: 0 })
+  })
+
+  describe('with SLAVE MONITOR granted', () => {
+    beforeAll(async () => {
+      await cluster.query('primary', "GRANT SLAVE MONITOR ON *.* TO 'app'@'%'", [], { superuser: true })
+      await cluster.waitForReplication()
+    })
+
+    it('reads replication state of a healthy replica', async () => {
+      expect(await probe(cluster.replicas[0]?.url ?? '')).toMatchObject({
+        role: 'replica',
+        replicating: true,
+        reportedLagMs: 0,
+      })
+    })
+
+    it('STOP SLAVE: not replicating; START SLAVE: replicating again', async () => {
+      await cluster.stopReplication('replica1')
+      expect(await probe(cluster.replicas[0]?.url ?? '')).toMatchObject({ replicating: false })
+      await cluster.startReplication('replica1')
+      expect(await probe(cluster.replicas[0]?.url ?? '')).toMatchObject({ replicating: true })
+    })
+
+    it('positionAfterWrite / positionReached follow a replica applying a write', async () => {
+      await withPool(node(cluster.primary.url), async (pool) => {
+        await cluster.stopReplication('replica1', 'sql')
+        const conn = await pool.acquire()
+        let token: string
+        try {
+          await driver.execute(conn, "INSERT INTO items (v) VALUES ('ryw')", undefined)
+          token = await driver.positionAfterWrite(conn)
+        } finally {
+          pool.release(conn, false)
+        }
+        expect(token).toMatch(/^\d+-\d+-\d+/)
+        const behind = await probe(cluster.replicas[0]?.url ?? '')
+        expect(behind.replicating).toBe(false)
+        expect(driver.positionReached(behind.position ?? '', token)).toBe(false)
+        await withPool(
+          node(cluster.replicas[0]?.url ?? '', { queryTimeoutMs: 1000 }),
+          async (replicaPool) => {
+            const rc = await replicaPool.acquire()
+            try {
+              const now = await driver.waitForPosition(rc, token, 0)
+              expect(now).toBe(behind.position)
+              const t0 = Date.now()
+              const stuck = await driver.waitForPosition(rc, token, 300)
+              expect(Date.now() - t0).toBeGreaterThanOrEqual(250)
+              expect(driver.positionReached(stuck ?? '', token)).toBe(false)
+              const starting = sleep(300).then(() => cluster.startReplication('replica1'))
+              const t1 = Date.now()
+              const reached = await driver.waitForPosition(rc, token, 5000)
+              expect(Date.now() - t1).toBeLessThan(4000)
+              await starting
+              expect(driver.positionReached(reached ?? '', token)).toBe(true)
+            } finally {
+              replicaPool.release(rc, false)
+            }
+          },
+        )
+        const caughtUp = await probe(cluster.replicas[0]?.url ?? '')
+        expect(driver.positionReached(caughtUp.position ?? '', token)).toBe(true)
+      })
+    })
+
+    it('a replica whose primary is killed keeps replicating (IO thread Connecting)', async () => {
+      await cluster.kill('primary')
+      try {
+        await sleep(1500)
+        const [status] = (await cluster.query('replica1', 'SHOW SLAVE STATUS', [], {
+          superuser: true,
+        })) as Record<string, unknown>[]
+        expect(status?.Slave_IO_Running).toBe('Connecting')
+        const result = await probe(cluster.replicas[0]?.url ?? '')
+        expect(result.role).toBe('replica')
+        expect(result.replicating).not.toBe(false)
+        // The dead primary: connection refused, classified as a connection error.
+        const err = await failure(probe(cluster.primary.url))
+        expect(err).toMatchObject({ code: 'ECONNREFUSED' })
+        expect(driver.classify(err)).toBe('connection')
+      } finally {
+        await cluster.restart('primary')
+      }
+    })
+  })
+})
+
+describe('classify real errors', () => {
+  it('a pooled connection whose server is killed: connection', async () => {
+    // Its own one-node cluster, so killing it does not disturb the others.
+    const solo = await startMariaDbCluster({ replicas: 0 })
+    try {
+      await withPool(node(solo.primary.url), async (pool, errors) => {
+        const busy = await pool.acquire()
+        const idle = await pool.acquire()
+        pool.release(idle, false)
+        const pending = failure(driver.execute(busy, 'SELECT SLEEP(5)', undefined))
+        await sleep(100)
+        await solo.kill('primary')
+        const err = await pending
+        expect(driver.classify(err)).toBe('connection')
+        pool.release(busy, true)
+        const t0 = Date.now()
+        while (errors.length === 0 && Date.now() - t0 < 3000) await sleep(20)
+        expect(errors.map((e) => driver.classify(e))).toContain('connection')
+        const refused = await failure(pool.acquire())
+        expect(driver.classify(refused)).toBe('connection')
+      })
+    } finally {
+      await solo.stop()
+    }
+  })
+
+  it('bad password (1045) and unknown database (1049) at login: connection', async () => {
+    const bad = new URL(cluster.primary.url)
+    bad.password = 'wrong'
+    const e1 = await failure(probe(bad.toString()))
+    expect(e1).toMatchObject({ errno: 1045 })
+    expect(driver.classify(e1)).toBe('connection')
+    const noDb = new URL(cluster.superuserUrl)
+    noDb.pathname = '/missing_db'
+    const e2 = await failure(probe(noDb.toString()))
+    expect(e2).toMatchObject({ errno: 1049 })
+    expect(driver.classify(e2)).toBe('connection')
+    await withPool(node(cluster.primary.url), async (pool) => {
+      const conn = await pool.acquire()
+      try {
+        const e3 = await failure(driver.execute(conn, 'USE missing_db', undefined))
+        expect(e3).toMatchObject({ errno: 1044 })
+        expect(driver.classify(e3)).toBe('statement')
+        const e4 = await failure(driver.execute(conn, 'SELEC 1', undefined))
+        expect(driver.classify(e4)).toBe('statement')
+      } finally {
+        pool.release(conn, false)
+      }
+    })
+  })
+})
+
+describe('through a router', () => {
+  let router: Router
+  let pool: RoutedMysql2Pool
+  let serverIds: Map<number, string>
+
+  async function serverOf(p: Promise<[unknown, unknown]>): Promise<string | undefined> {
+    const [rows] = await p
+    return serverIds.get(Number((rows as { id: number }[])[0]?.id))
+  }
+
+  beforeAll(async () => {
+    router = createRouter({
+      driver: mysql2Driver(),
+      primary: { name: 'primary', url: cluster.primary.url },
+      replicas: [{ name: 'replica1', url: cluster.replicas[0]?.url ?? '' }],
+      healthCheck: { intervalMs: 300, timeoutMs: 250 },
+      connectTimeoutMs: 2000,
+      queryTimeoutMs: 5000,
+    })
+    await router.ready()
+    pool = router.pool<RoutedMysql2Pool>()
+    serverIds = new Map([
+      [1, 'primary'],
+      [2, 'replica1'],
+    ])
+  })
+
+  afterAll(async () => {
+    await router?.close()
+  })
+
+  it('routes writes to the primary and readOnly reads to the replica, with uniform results', async () => {
+    const ins = await router.query('INSERT INTO items (v) VALUES (?)', ['routed'])
+    expect(ins).toMatchObject({ rows: [], rowCount: 1, affectedRows: 1 })
+    await cluster.waitForReplication()
+    const { rows, rowCount } = await router.readOnly(() =>
+      router.query<{ id: number }>('SELECT @@server_id AS id'),
+    )
+    expect(rowCount).toBe(1)
+    expect(rows[0]?.id).toBe(2)
+    await expect(
+      router.readOnly(() => router.query('INSERT INTO items (v) VALUES (1)')),
+    ).rejects.toBeInstanceOf(ReadOnlyViolationError)
+  })
+
+  it('runs transactions with an isolation level, and read-only ones on the replica', async () => {
+    // READ COMMITTED sees a row another session commits meanwhile; REPEATABLE READ keeps its snapshot.
+    const seen = (isolation: 'read committed' | 'repeatable read') =>
+      router.transaction(
+        async (tx) => {
+          const count = async () =>
+            Number(
+              (await tx.query<{ n: number }>("SELECT COUNT(*) AS n FROM items WHERE v = 'iso'")).rows[0]?.n,
+            )
+          const before = await count()
+          await cluster.query('primary', "INSERT INTO items (v) VALUES ('iso')")
+          return (await count()) - before
+        },
+        { isolation },
+      )
+    expect(await seen('read committed')).toBe(1)
+    expect(await seen('repeatable read')).toBe(0)
+    await router.transaction(
+      async (tx) => {
+        expect(tx.node).toBe('replica1')
+        await expect(tx.query('SELECT 1')).resolves.toMatchObject({ rowCount: 1 })
+      },
+      { readOnly: true, isolation: 'repeatable read' },
+    )
+  })
+
+  it('pool facade, promise style (Drizzle): native [rows, fields] and [ResultSetHeader]', async () => {
+    expect(pool).toBeInstanceOf((await import('node:events')).EventEmitter)
+    expect(pool.promise()).toBe(pool)
+    const [rows, fields] = await pool.query('SELECT ? AS x', [5])
+    expect(rows).toEqual([{ x: 5 }])
+    expect((fields as { name: string }[])[0]?.name).toBe('x')
+    const [header] = await pool.query<{ affectedRows: number; insertId: number }>(
+      'INSERT INTO items (v) VALUES (?)',
+      ['facade'],
+    )
+    expect(header.affectedRows).toBe(1)
+    expect(header.insertId).toBeGreaterThan(0)
+    const [prepared] = await pool.execute({ sql: 'SELECT ? + 1 AS y', rowsAsArray: true }, [1])
+    expect(prepared).toEqual([[2]])
+    await cluster.waitForReplication()
+    expect(await router.readOnly(() => serverOf(pool.query('SELECT @@server_id AS id')))).toBe('replica1')
+    await expect(router.readOnly(() => pool.query("UPDATE items SET v = 'x'"))).rejects.toBeInstanceOf(
+      ReadOnlyViolationError,
+    )
+  })
+
+  it('pool facade, promise connections: transactions, and savepoints inside router.transaction', async () => {
+    const conn = await pool.getConnection()
+    await conn.beginTransaction()
+    await conn.query('INSERT INTO items (v) VALUES (?)', ['own-tx'])
+    await conn.rollback()
+    conn.release()
+    const [own] = await pool.query("SELECT COUNT(*) AS n FROM items WHERE v = 'own-tx'")
+    expect(Number((own as { n: number }[])[0]?.n)).toBe(0)
+
+    await router.transaction(async () => {
+      await router.query('INSERT INTO items (v) VALUES (?)', ['outer'])
+      const inner = await pool.getConnection()
+      await inner.beginTransaction() // a savepoint: the outer transaction wins
+      await inner.query('INSERT INTO items (v) VALUES (?)', ['inner'])
+      await inner.rollback()
+      inner.release()
+      const [n] = await pool.query("SELECT COUNT(*) AS n FROM items WHERE v = 'outer'")
+      expect(Number((n as { n: number }[])[0]?.n)).toBe(1)
+    })
+    const [counts] = await pool.query(
+      "SELECT SUM(v = 'outer') AS outer_n, SUM(v = 'inner') AS inner_n FROM items",
+    )
+    expect(counts).toEqual([{ outer_n: '1', inner_n: '0' }])
+  })
+
+  it('pool facade, callback style (Kysely): getConnection(cb), query(sql, params, cb), stream()', async () => {
+    const conn = await new Promise<RoutedMysql2Connection>((resolve, reject) =>
+      pool.getConnection((err, c) => (err || c === undefined ? reject(err) : resolve(c))),
+    )
+    const rows = await new Promise<unknown>((resolve, reject) =>
+      conn.query('SELECT ? AS x', [3], (err, result) => (err ? reject(err) : resolve(result))),
+    )
+    expect(rows).toEqual([{ x: 3 }])
+    const streamed: unknown[] = []
+    const cmd = conn.query('SELECT seq FROM seq_1_to_5', []) as unknown as {
+      stream(o: object): AsyncIterable<unknown>
+    }
+    for await (const row of cmd.stream({ objectMode: true })) streamed.push(row)
+    expect(streamed).toHaveLength(5)
+    conn.release()
+    await router.readOnly(async () => {
+      const c = await new Promise<RoutedMysql2Connection>((resolve, reject) =>
+        pool.getConnection((err, x) => (err || x === undefined ? reject(err) : resolve(x))),
+      )
+      expect(c.node).toBe('replica1')
+      const err = await new Promise<unknown>((resolve) => c.query('DELETE FROM items', [], (e) => resolve(e)))
+      expect(err).toBeInstanceOf(ReadOnlyViolationError)
+      c.release()
+    })
+  })
+
+  it('pool facade emits error for a background failure only while someone listens', async () => {
+    const errors: unknown[] = []
+    pool.on('error', (err) => errors.push(err))
+    const conn = await pool.getConnection()
+    const [rows] = await conn.query('SELECT CONNECTION_ID() AS id')
+    conn.release()
+    await cluster.query('primary', `KILL ${(rows as { id: number }[])[0]?.id}`, [], { superuser: true })
+    const t0 = Date.now()
+    while (errors.length === 0 && Date.now() - t0 < 3000) await sleep(20)
+    expect(errors.length).toBeGreaterThan(0)
+    pool.removeAllListeners('error')
+  })
+
+  it('end(cb) closes the router', async () => {
+    await new Promise<void>((resolve, reject) => pool.end((err) => (err ? reject(err) : resolve())))
+    expect(router.closed).toBe(true)
+  })
+})
