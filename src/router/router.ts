@@ -345,7 +345,11 @@ export class Router {
       if (reached(picked)) node = picked
       else node = c.find(reached)
       if (node === undefined) {
-        const served = await this.#readIfCaughtUp(cluster, picked, token, sql, params)
+        // Not known from probes yet: ask the replica least behind (the balancer's pick on a tie).
+        let best = picked
+        for (const n of c)
+          if ((n.lagMs ?? Number.POSITIVE_INFINITY) < (best.lagMs ?? Number.POSITIVE_INFINITY)) best = n
+        const served = await this.#readIfCaughtUp(cluster, best, token, sql, params)
         if (served !== undefined) return served
       }
     }
