@@ -17,11 +17,15 @@ export {
 } from './balancer/index.js'
 export {
   ConfigError,
+  CrossShardError,
   NoHealthyReplicaError,
   PrimaryUnavailableError,
   ReadOnlyViolationError,
   RouterClosedError,
   RoutemateError,
+  ShardKeyRequiredError,
+  ShardQueryError,
+  UnknownShardError,
 } from './errors/index.js'
 export { NodeHealth, type NodeState } from './health/node-health.js'
 export type {
@@ -48,10 +52,22 @@ export type {
   NodeConfig,
   ReadYourWritesConfig,
   RouterOptions,
+  ShardConfig,
+  ShardingConfig,
 } from './router/options.js'
-export { type CloseOptions, createRouter, Router, type TransactionOptions } from './router/router.js'
+export {
+  type AllShardsOptions,
+  type AllShardsResult,
+  type CloseOptions,
+  createRouter,
+  type QueryAllShardsOptions,
+  Router,
+  type ShardHandle,
+  type TransactionOptions,
+} from './router/router.js'
 export { isEvidentWrite, leadingKeyword } from './router/sql-guard.js'
 export type { Statement } from './router/statement.js'
 export type { ClusterStats, NodeStats, RouterStats } from './router/stats.js'
 export type { Transaction } from './router/transaction-context.js'
+export * from './sharding/index.js'
 export { redactUrl } from './util/redact.js'

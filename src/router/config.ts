@@ -13,6 +13,7 @@ import {
   MAX_TIMER_MS,
 } from './config-checks.js'
 import { NodeRegistry, resolveClusterNodes } from './config-nodes.js'
+import { resolveSharding } from './config-sharding.js'
 import type { Driver } from './driver.js'
 import type { HealthCheckConfig, RouterOptions } from './options.js'
 import type {
@@ -29,6 +30,7 @@ const ROUTER_KEYS = Object.keys({
   replicas: 1,
   nodes: 1,
   shards: 1,
+  sharding: 1,
   balancer: 1,
   healthCheck: 1,
   maxReplicationLagMs: 1,
@@ -144,6 +146,9 @@ export function resolveConfig(options: unknown): ResolvedConfig {
       )
     }
   } else {
+    if (o.sharding !== undefined) {
+      throw new ConfigError('sharding', 'only with "shards": configure the shards the keys are spread over')
+    }
     const nodes = resolveClusterNodes(o, '', '', driver.dialect, defaults, registry)
     clusters.push(
       Object.freeze({ name: 'default', ...nodes, balancer, maxReplicationLagMs, fallbackToPrimary }),
@@ -153,6 +158,10 @@ export function resolveConfig(options: unknown): ResolvedConfig {
     driver,
     clusters: Object.freeze(clusters),
     sharded: o.shards !== undefined,
+    sharding:
+      o.shards === undefined
+        ? undefined
+        : resolveSharding(o.sharding, Object.freeze(clusters.map((c) => c.name))),
     balancer,
     healthCheck: resolveHealthCheck(o.healthCheck),
     maxReplicationLagMs,

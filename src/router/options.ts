@@ -1,4 +1,7 @@
 import type { Balancer, BalancerName } from '../balancer/balancer.js'
+import type { ShardLookup } from '../sharding/lookup-resolver.js'
+import type { ShardRange } from '../sharding/range-resolver.js'
+import type { ShardingStrategyName, ShardKey, ShardResolver } from '../sharding/shard-resolver.js'
 import type { Driver } from './driver.js'
 
 /**
@@ -54,6 +57,29 @@ export type ReadYourWritesConfig =
       maxWaitMs?: number
     }
 
+/**
+ * How keys map to shards (with `shards`).
+ *
+ * @example
+ * ```ts
+ * sharding: { strategy: 'java-hashcode' }                        // Math.floorMod(key.hashCode(), n)
+ * sharding: { strategy: 'range', ranges: [{ shard: 's0', to: 1_000_000 }, { shard: 's1', from: 1_000_000 }] }
+ * sharding: { strategy: 'lookup', lookup: async (tenant) => directory.get(tenant) }
+ * ```
+ */
+export interface ShardingConfig {
+  /** `'hash'` (MurmurHash3 of the key's UTF-8 bytes mod n), `'jump'` (jump consistent hash), `'range'`, `'java-hashcode'`, `'lookup'`, a function `(key, shardNames) => name`, or a `ShardResolver`. Required. */
+  strategy: ShardingStrategyName | 'lookup' | ShardResolver | ((key: ShardKey, shardNames: readonly string[]) => string | Promise<string>)
+  /** For `'range'`: half-open ranges `[from, to)` per shard. */
+  ranges?: readonly ShardRange[]
+  /** For `'java-hashcode'`: the Java type of number keys (`'long'` by default, `'int'` or `'auto'`). */
+  numberAs?: 'int' | 'long' | 'auto'
+  /** For `'lookup'`: a Map, an object or a (sync or async) function from key to shard name. */
+  lookup?: ShardLookup
+  /** Shard of statements with no shard in scope. Default: none — such statements fail with `ShardKeyRequiredError`. */
+  defaultShard?: string
+}
+
 /** One shard of a sharded router: a full cluster with optional overrides of the router-level options. */
 export interface ShardConfig {
   primary?: string | NodeConfig
@@ -95,6 +121,8 @@ export interface RouterOptions {
    * `SHARD.replica1`... Requires `sharding`.
    */
   shards?: Readonly<Record<string, ShardConfig>>
+  /** How keys map to shards; required with `shards`. */
+  sharding?: ShardingConfig
   /** How reads are spread over replicas: a built-in name, a `Balancer`, or a factory of one (one instance per cluster). Default: `'round-robin'`. */
   balancer?: BalancerName | Balancer | (() => Balancer)
   /** Active health checks, or `false` to turn them off (passive detection stays on). Defaults: see {@link HealthCheckConfig}. */

@@ -1,4 +1,5 @@
 import type { Balancer } from '../balancer/balancer.js'
+import type { ShardResolver } from '../sharding/shard-resolver.js'
 import type { Driver, NodeRole } from './driver.js'
 
 /** One node after validation: every default filled in. */
@@ -45,6 +46,15 @@ export interface ResolvedCluster {
   readonly fallbackToPrimary: boolean
 }
 
+/** Sharding settings after validation. */
+export interface ResolvedSharding {
+  readonly resolver: ShardResolver
+  /** Shard names in configuration order (part of the positional strategies' mapping). */
+  readonly shardNames: readonly string[]
+  /** Shard of statements with no shard in scope; `undefined` = such statements fail. */
+  readonly defaultShard: string | undefined
+}
+
 /** The validated, copied and frozen router configuration. */
 export interface ResolvedConfig {
   readonly driver: Driver
@@ -52,6 +62,8 @@ export interface ResolvedConfig {
   readonly clusters: readonly ResolvedCluster[]
   /** Whether the router is sharded (`shards` given). */
   readonly sharded: boolean
+  /** Sharding settings (with `shards`). */
+  readonly sharding: ResolvedSharding | undefined
   /** The router-level balancer factory (shards may override it). */
   readonly balancer: () => Balancer
   readonly healthCheck: ResolvedHealthCheck

@@ -1,9 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { Session } from '../consistency/session.js'
+import { CrossShardError } from '../errors/cross-shard-error.js'
 import { NoHealthyReplicaError } from '../errors/no-healthy-replica-error.js'
 import { PrimaryUnavailableError } from '../errors/primary-unavailable-error.js'
 import { ReadOnlyViolationError } from '../errors/read-only-violation-error.js'
 import { RouterClosedError } from '../errors/router-closed-error.js'
+import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
+import { ShardQueryError } from '../errors/shard-query-error.js'
+import { UnknownShardError } from '../errors/unknown-shard-error.js'
+import type { ShardKey } from '../sharding/shard-resolver.js'
 import { HealthMonitor } from '../health/health-monitor.js'
 import { Cluster } from './cluster.js'
 import { resolveConfig } from './config.js'
@@ -34,6 +39,48 @@ export interface CloseOptions {
   timeoutMs?: number
 }
 
+/**
+ * The router's query API bound to one shard (`router.shard(name)`, `forEachShard`).
+ *
+ * @example
+ * ```ts
+ * const s1 = router.shard('s1')
+ * await s1.readOnly(() => s1.query('SELECT count(*) FROM mails'))
+ * ```
+ */
+export interface ShardHandle {
+  /** The shard's name. */
+  readonly name: string
+  /** `router.query` on this shard. */
+  query<Row = Record<string, unknown>>(sql: Statement, params?: readonly unknown[]): Promise<QueryResult<Row>>
+  /** `router.readOnly` on this shard. */
+  readOnly<T>(fn: () => Promise<T> | T): Promise<T>
+  /** `router.primary` on this shard. */
+  primary<T>(fn: () => Promise<T> | T): Promise<T>
+  /** `router.transaction` on this shard. */
+  transaction<T>(fn: (tx: Transaction) => Promise<T> | T, options?: TransactionOptions): Promise<T>
+  /** Runs `fn` in this shard's scope (every router call inside goes to this shard). */
+  run<T>(fn: () => Promise<T> | T): Promise<T>
+}
+
+/** Options of `forEachShard` and `queryAllShards`. */
+export interface AllShardsOptions {
+  /** How many shards run at once. Default: all of them. */
+  concurrency?: number
+}
+
+/** Options of `queryAllShards`. */
+export interface QueryAllShardsOptions extends AllShardsOptions {
+  /** `'fail'` (default): reject with a `ShardQueryError` naming the first shard that failed; `'partial'`: resolve with the other shards' rows and the errors. */
+  onError?: 'fail' | 'partial'
+}
+
+/** What `queryAllShards` resolves to: every row tagged with its shard, and (with `onError: 'partial'`) the shards that failed. */
+export interface AllShardsResult<Row> {
+  readonly rows: Array<{ readonly shard: string; readonly row: Row }>
+  readonly errors: Array<{ readonly shard: string; readonly error: unknown }>
+}
+
 /** Leading keywords of statements that do not make a session "have written". */
 const READ_KEYWORDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', 'DESCRIBE', 'DESC'])
 
@@ -57,6 +104,7 @@ export class Router {
   readonly #clusters: readonly Cluster[]
   /** The cluster of statements with no shard in scope (the only one when unsharded). */
   readonly #default: Cluster | undefined
+  readonly #byName: ReadonlyMap<string, Cluster>
   readonly #monitor: HealthMonitor
   readonly #ready: Promise<void>
   #closed = false
@@ -70,7 +118,13 @@ export class Router {
     this.#clusters = Object.freeze(
       config.clusters.map((c) => new Cluster(c, config.driver, config.healthCheck, this.#events)),
     )
-    this.#default = config.sharded ? undefined : this.#clusters[0]
+    this.#byName = new Map(this.#clusters.map((c) => [c.name, c]))
+    const defaultShard = config.sharding?.defaultShard
+    this.#default = config.sharded
+      ? defaultShard === undefined
+        ? undefined
+        : this.#byName.get(defaultShard)
+      : this.#clusters[0]
     this.#monitor = new HealthMonitor(this.#clusters, config, this.#events)
     this.#ready = this.#monitor.start()
   }
@@ -177,6 +231,118 @@ export class Router {
     }
   }
 
+  // ---- sharding -------------------------------------------------------------------------------
+
+  /** The names of the shards (`['default']` for an unsharded router), in configuration order. */
+  get shardNames(): readonly string[] {
+    return this.#config.sharding?.shardNames ?? ['default']
+  }
+
+  /** The name of the shard a key maps to (rejects for a key the strategy cannot place). */
+  async shardFor(key: ShardKey): Promise<string> {
+    const sharding = this.#config.sharding
+    if (sharding === undefined) throw new TypeError('this router is not sharded (no shards configured)')
+    const name = await sharding.resolver.resolve(key, sharding.shardNames)
+    if (!this.#byName.has(name)) throw new UnknownShardError(String(name), sharding.shardNames)
+    return name
+  }
+
+  /**
+   * Runs `fn` in the scope of the shard `key` maps to: every router call inside (queries,
+   * `readOnly`, `transaction`, `router.pool()`) goes to that shard's cluster. Nests with the
+   * other scopes; inside a transaction, naming another shard throws `CrossShardError`.
+   */
+  async withShard<T>(key: ShardKey, fn: () => Promise<T> | T): Promise<T> {
+    const name = await this.shardFor(key)
+    return this.#inShard(this.#byName.get(name) as Cluster, fn)
+  }
+
+  /** The router's query API bound to one shard, by name (`UnknownShardError` if there is none). */
+  shard(name: string): ShardHandle {
+    const cluster = this.#byName.get(name)
+    if (cluster === undefined) throw new UnknownShardError(name, this.shardNames)
+    const run = <T>(fn: () => Promise<T> | T) => this.#inShard(cluster, fn)
+    return {
+      name,
+      query: (sql, params) => run(() => this.query(sql, params)),
+      readOnly: (fn) => run(() => this.readOnly(fn)),
+      primary: (fn) => run(() => this.primary(fn)),
+      transaction: (fn, options) => run(() => this.transaction(fn, options)),
+      run,
+    }
+  }
+
+  /**
+   * Runs `fn` once per shard, in parallel (up to `concurrency`), each in its shard's scope, and
+   * resolves to the results by shard name. Rejects with a `ShardQueryError` naming the first
+   * shard that failed.
+   */
+  async forEachShard<T>(
+    fn: (shard: ShardHandle) => Promise<T> | T,
+    options: AllShardsOptions = {},
+  ): Promise<Record<string, T>> {
+    const settled = await this.#allShards(fn, options.concurrency)
+    const out: Record<string, T> = {}
+    for (const s of settled) {
+      if ('error' in s) throw new ShardQueryError(s.shard, s.error)
+      out[s.shard] = s.value
+    }
+    return out
+  }
+
+  /**
+   * Runs one statement on every shard (routed by the current scope: in a `readOnly` scope, on
+   * each shard's replicas) and returns every row tagged with its shard. A shard that fails
+   * rejects the whole call (`onError: 'fail'`, the default) or is reported beside the other
+   * shards' rows (`'partial'`).
+   */
+  async queryAllShards<Row = Record<string, unknown>>(
+    sql: Statement,
+    params?: readonly unknown[],
+    options: QueryAllShardsOptions = {},
+  ): Promise<AllShardsResult<Row>> {
+    const onError = options.onError ?? 'fail'
+    if (onError !== 'fail' && onError !== 'partial') {
+      throw new TypeError(`onError: expected 'fail' or 'partial', got ${String(onError)}`)
+    }
+    const settled = await this.#allShards((s) => s.query<Row>(sql, params), options.concurrency)
+    const rows: Array<{ shard: string; row: Row }> = []
+    const errors: Array<{ shard: string; error: unknown }> = []
+    for (const s of settled) {
+      if ('error' in s) {
+        if (onError === 'fail') throw new ShardQueryError(s.shard, s.error)
+        errors.push({ shard: s.shard, error: s.error })
+      } else {
+        for (const row of s.value.rows) rows.push({ shard: s.shard, row })
+      }
+    }
+    return { rows, errors }
+  }
+
+  async #allShards<T>(
+    fn: (shard: ShardHandle) => Promise<T> | T,
+    concurrency: number | undefined,
+  ): Promise<Array<{ shard: string; value: T } | { shard: string; error: unknown }>> {
+    const names = this.shardNames
+    const limit = concurrency ?? names.length
+    if (!Number.isInteger(limit) || limit < 1) throw new TypeError(`concurrency: expected an integer >= 1, got ${String(concurrency)}`)
+    const results: Array<{ shard: string; value: T } | { shard: string; error: unknown }> = new Array(names.length)
+    let next = 0
+    const worker = async () => {
+      while (next < names.length) {
+        const i = next++
+        const shard = names[i] as string
+        try {
+          results[i] = { shard, value: await fn(this.shard(shard)) }
+        } catch (error) {
+          results[i] = { shard, error }
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(limit, names.length) }, worker))
+    return results
+  }
+
   /** Subscribes to a router event; returns the unsubscribe function. */
   on<E extends RouterEventName>(event: E, listener: RouterEventListener<E>): () => void {
     return this.#events.on(event, listener)
@@ -234,7 +400,17 @@ export class Router {
   }
 
   #noShard(): Error {
-    return new TypeError('no shard in scope') // replaced by ShardKeyRequiredError with sharding
+    return new ShardKeyRequiredError()
+  }
+
+  /** Runs `fn` with `cluster` as the shard in scope (a transaction in scope must be on it). */
+  #inShard<T>(cluster: Cluster, fn: () => Promise<T> | T): Promise<T> {
+    const scope = this.#als.getStore()
+    const tx = scope?.tx
+    if (tx !== undefined && tx.cluster !== cluster) return Promise.reject(new CrossShardError(tx.cluster.name, cluster.name))
+    if (scope?.cluster === cluster || (tx !== undefined && tx.cluster === cluster)) return Promise.resolve().then(fn)
+    const next: Scope = Object.freeze({ mode: scope?.mode ?? 'write', tx, cluster, session: scope?.session })
+    return this.#als.run(next, () => Promise.resolve().then(fn))
   }
 
   /** A write, an unscoped statement or a `primary` scope: the primary. */
