@@ -26,7 +26,9 @@ export function resolveSharding(value: unknown, shardNames: readonly string[]): 
   try {
     if (o.strategy === 'lookup') {
       if (o.lookup === undefined) {
-        throw new TypeError("strategy 'lookup' needs the lookup option: a Map, an object or a function key => shard")
+        throw new TypeError(
+          "strategy 'lookup' needs the lookup option: a Map, an object or a function key => shard",
+        )
       }
       resolver = new LookupResolver(o.lookup as ShardLookup)
     } else {

@@ -69,7 +69,11 @@ export type ReadYourWritesConfig =
  */
 export interface ShardingConfig {
   /** `'hash'` (MurmurHash3 of the key's UTF-8 bytes mod n), `'jump'` (jump consistent hash), `'range'`, `'java-hashcode'`, `'lookup'`, a function `(key, shardNames) => name`, or a `ShardResolver`. Required. */
-  strategy: ShardingStrategyName | 'lookup' | ShardResolver | ((key: ShardKey, shardNames: readonly string[]) => string | Promise<string>)
+  strategy:
+    | ShardingStrategyName
+    | 'lookup'
+    | ShardResolver
+    | ((key: ShardKey, shardNames: readonly string[]) => string | Promise<string>)
   /** For `'range'`: half-open ranges `[from, to)` per shard. */
   ranges?: readonly ShardRange[]
   /** For `'java-hashcode'`: the Java type of number keys (`'long'` by default, `'int'` or `'auto'`). */

@@ -204,8 +204,8 @@ export class Router {
     const cluster = scope?.cluster ?? this.#default
     if (cluster === undefined) throw this.#noShard()
     const readOnly = options.readOnly ?? scope?.mode === 'read'
-    const { node, conn } = await this.#txConnection(cluster, scope, readOnly && scope?.mode !== 'primary')
-    const ctx = new TransactionContext(this.#driver, this.#monitor, cluster, node, conn, readOnly)
+    const ctx = await this.#begin(cluster, scope, readOnly, options.isolation)
+    const { routerNode: node, conn } = ctx
     const txScope: Scope = Object.freeze({
       mode: readOnly ? 'read' : 'write',
       tx: ctx,
@@ -213,7 +213,6 @@ export class Router {
       session: scope?.session,
     })
     try {
-      await ctx.exec(this.#driver.beginSql({ readOnly, isolation: options.isolation }))
       let result: T
       try {
         result = await this.#als.run(txScope, () => fn(ctx))
@@ -325,8 +324,11 @@ export class Router {
   ): Promise<Array<{ shard: string; value: T } | { shard: string; error: unknown }>> {
     const names = this.shardNames
     const limit = concurrency ?? names.length
-    if (!Number.isInteger(limit) || limit < 1) throw new TypeError(`concurrency: expected an integer >= 1, got ${String(concurrency)}`)
-    const results: Array<{ shard: string; value: T } | { shard: string; error: unknown }> = new Array(names.length)
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new TypeError(`concurrency: expected an integer >= 1, got ${String(concurrency)}`)
+    const results: Array<{ shard: string; value: T } | { shard: string; error: unknown }> = new Array(
+      names.length,
+    )
     let next = 0
     const worker = async () => {
       while (next < names.length) {
@@ -407,8 +409,10 @@ export class Router {
   #inShard<T>(cluster: Cluster, fn: () => Promise<T> | T): Promise<T> {
     const scope = this.#als.getStore()
     const tx = scope?.tx
-    if (tx !== undefined && tx.cluster !== cluster) return Promise.reject(new CrossShardError(tx.cluster.name, cluster.name))
-    if (scope?.cluster === cluster || (tx !== undefined && tx.cluster === cluster)) return Promise.resolve().then(fn)
+    if (tx !== undefined && tx.cluster !== cluster)
+      return Promise.reject(new CrossShardError(tx.cluster.name, cluster.name))
+    if (scope?.cluster === cluster || (tx !== undefined && tx.cluster === cluster))
+      return Promise.resolve().then(fn)
     const next: Scope = Object.freeze({ mode: scope?.mode ?? 'write', tx, cluster, session: scope?.session })
     return this.#als.run(next, () => Promise.resolve().then(fn))
   }
@@ -686,6 +690,49 @@ export class Router {
       if (other === undefined) throw withCallerStack(err)
       const ro2 = readOnlyPoolOnPrimary && other === cluster.primary
       return { node: other, conn: await this.#acquire(cluster, other, ro2, true) }
+    }
+  }
+
+  /**
+   * Opens a transaction: a connection (the primary, or a replica for a read-only one) and BEGIN.
+   * A connection error before or at BEGIN — nothing has run yet — is retried once on a fresh
+   * connection (another replica for a read-only transaction).
+   */
+  async #begin(
+    cluster: Cluster,
+    scope: Scope | undefined,
+    readOnly: boolean,
+    isolation: IsolationLevel | undefined,
+  ): Promise<TransactionContext> {
+    const onReplica = readOnly && scope?.mode !== 'primary'
+    const begin = this.#driver.beginSql({ readOnly, isolation })
+    let failed: RouterNode | undefined
+    for (let attempt = 0; ; attempt++) {
+      const other = failed !== undefined && onReplica ? this.#retryTarget(cluster, failed) : undefined
+      const target =
+        other !== undefined
+          ? { node: other, conn: await this.#acquire(cluster, other, false, true) }
+          : await this.#txConnection(cluster, scope, onReplica)
+      const ctx = new TransactionContext(
+        this.#driver,
+        this.#monitor,
+        cluster,
+        target.node,
+        target.conn,
+        readOnly,
+      )
+      try {
+        await ctx.exec(begin)
+        return ctx
+      } catch (err) {
+        target.node.release(target.conn, ctx.broken)
+        const retry =
+          attempt === 0 &&
+          ctx.broken &&
+          (onReplica ? this.#retryTarget(cluster, target.node) !== undefined : target.node.available)
+        if (!retry) throw err
+        failed = target.node
+      }
     }
   }
 

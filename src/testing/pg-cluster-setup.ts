@@ -92,8 +92,8 @@ function appendAutoConf(replica: PgNode, settings: Record<string, SettingValue>)
 }
 
 /**
- * Makes one replica with `pg_basebackup -X stream -c fast -R -C -S <name>` from the running primary
- * (dropping a stale slot of that name first), then overrides its `port` and `cluster_name`.
+ * Makes one replica with `pg_basebackup -X stream -c fast -R -S <name>` from the running primary
+ * (dropping a stale slot of that name first, then creating it with its WAL reserved), then overrides its `port` and `cluster_name`.
  *
  * @example
  * ```ts
@@ -108,8 +108,14 @@ export async function cloneWithBasebackup(primary: PgNode, replica: PgNode, ctx:
     [slot],
     { superuser: true, database: 'postgres' },
   )
+  // Create the slot first, reserving WAL at once: with `-C`, pg_basebackup creates it only after
+  // its checkpoint, and a parallel clone's fast checkpoint can remove the WAL this one needs.
+  await primary.query('SELECT pg_create_physical_replication_slot($1, true)', [slot], {
+    superuser: true,
+    database: 'postgres',
+  })
   const args = ['-D', replica.dataDir, '-h', '127.0.0.1', '-p', String(primary.port), '-U', REPLICATION_USER]
-  args.push('-X', 'stream', '-c', 'fast', '-R', '-C', '-S', slot, '-w', '--no-sync')
+  args.push('-X', 'stream', '-c', 'fast', '-R', '-S', slot, '-w', '--no-sync')
   const result = await replica.run('pg_basebackup', args, ctx.timeoutMs * 2)
   if (result.code !== 0) throw replica.fail(`pg_basebackup failed (exit ${result.code}): ${result.output}`)
   appendAutoConf(replica, { port: replica.port, cluster_name: replica.name })
