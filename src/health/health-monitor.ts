@@ -117,6 +117,7 @@ export class HealthMonitor {
 
   /** Records a failure (a failed probe, or a connection error of a real query). */
   recordFailure(cluster: Cluster, node: RouterNode, err: unknown, source: 'probe' | 'query'): void {
+    if (this.#closed) return // work aborted by close() says nothing about the node
     const reason = this.redact(err)
     node.lastError = reason
     if (source === 'probe') node.probeFailures++

@@ -61,6 +61,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
   #readOnlyPool: DriverPool<Conn> | undefined
   readonly #busy = new Map<Conn, DriverPool<Conn>>()
   readonly #pending = new Set<PendingAcquire>()
+  #ended = false
 
   readonly #onError: (err: unknown) => void
 
@@ -95,6 +96,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
 
   /** Checks out a connection; `readOnly` uses the node's read-only pool (made on first use). */
   acquire(readOnly = false): Promise<Conn> {
+    if (this.#ended) return Promise.reject(new NodeAbortError(this.name))
     const pool = readOnly ? this.#roPool() : this.#pool
     this.inFlight++
     return new Promise<Conn>((resolve, reject) => {
@@ -183,6 +185,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
 
   /** Ends the pools (after in-flight work was released or aborted). */
   async end(): Promise<void> {
+    this.#ended = true
     const ends = [this.#pool.end()]
     if (this.#readOnlyPool !== undefined) ends.push(this.#readOnlyPool.end())
     await Promise.allSettled(ends)

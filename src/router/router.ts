@@ -602,6 +602,7 @@ export class Router {
 
   /** Where a failed read goes next: another replica, or the primary if falling back is allowed. */
   #retryTarget(cluster: Cluster, failed: RouterNode): RouterNode | undefined {
+    if (this.#closed) return undefined // close() aborted it: never reopen a pool behind close()
     const other = cluster.pickOther(failed)
     if (other !== undefined) return other
     const p = cluster.primary
