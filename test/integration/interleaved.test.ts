@@ -26,7 +26,7 @@ describe.each(dialects)('10,000 interleaved scopes ($name)', (d: DialectCase) =>
     who = nodeByPort(cluster)
     router = testRouter(d, cluster, { pool: { max: 8 } })
     await router.ready()
-    await router.query(d.createTable('interleaved'))
+    for (const sql of d.setup('interleaved')) await router.query(sql)
     await cluster.waitForReplication()
   })
 

@@ -3,6 +3,7 @@
  * work on a frozen server, probes (role, GTID position, replication state), read-your-writes
  * positions, error classification of real errors, and the pool facade through a router.
  */
+import { readFileSync } from 'node:fs'
 import type { PoolConnection } from 'mysql2/promise'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -40,12 +41,14 @@ interface KyselyMysqlPoolConnection {
   threadId: number
   release(): void
 }
-export const asKyselyPool = (pool: RoutedMysql2Pool): KyselyMysqlPool => ({
-  getConnection: (cb: (error: unknown, connection: KyselyMysqlPoolConnection) => void) =>
-    pool.getConnection(cb),
-  end: (cb: (error: unknown) => void) => pool.end(cb),
-})
-export const asKyselyConnection = (conn: RoutedMysql2Connection): KyselyMysqlPoolConnection => conn
+/** `router.pool()` typed as Kysely's pool: compiles only while the facade fits Kysely's interfaces. */
+function asKyselyPool(pool: RoutedMysql2Pool): KyselyMysqlPool {
+  return {
+    getConnection: (cb: (error: unknown, connection: KyselyMysqlPoolConnection) => void) =>
+      pool.getConnection(cb),
+    end: (cb: (error: unknown) => void) => pool.end(cb),
+  }
+}
 
 const driver = mysql2Driver()
 let cluster: MariaDbCluster
@@ -55,6 +58,19 @@ function node(url: string, extra: Partial<DriverNodeOptions> = {}): DriverNodeOp
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Pauses a node and waits until its process is really stopped (SIGSTOP is delivered asynchronously). */
+async function pause(name: string): Promise<void> {
+  await cluster.pause(name)
+  const pid = cluster.nodes.find((n) => n.name === name)?.pid
+  const t0 = Date.now()
+  while (Date.now() - t0 < 2000) {
+    const state = /^State:\s+(\S)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+    if (state === 'T') return
+    await sleep(5)
+  }
+  throw new Error(`${name} did not stop`)
+}
 
 /** Runs `fn` on a fresh pool that is ended afterwards; collects the pool's background errors. */
 async function withPool<T>(
@@ -238,7 +254,7 @@ describe('frozen server', () => {
     await withPool(node(url), async (pool) => {
       const conn = await pool.acquire()
       await driver.execute(conn, 'SELECT 1', undefined)
-      await cluster.pause('replica1')
+      await pause('replica1')
       try {
         const pending = failure(driver.execute(conn, 'SELECT 2', undefined))
         await sleep(200)
@@ -264,7 +280,7 @@ describe('frozen server', () => {
     const pool = driver.createPool(node(url, { connectTimeoutMs: 500 }), () => {})
     const conn = await pool.acquire()
     pool.release(conn, false)
-    await cluster.pause('replica1')
+    await pause('replica1')
     try {
       const t0 = Date.now()
       await pool.end()
@@ -551,19 +567,20 @@ describe('through a router', () => {
   })
 
   it('pool facade, callback style (Kysely): getConnection(cb), query(sql, params, cb), stream()', async () => {
-    const conn = await new Promise<RoutedMysql2Connection>((resolve, reject) =>
-      pool.getConnection((err, c) => (err || c === undefined ? reject(err) : resolve(c))),
+    const kysely = asKyselyPool(pool)
+    const conn = await new Promise<KyselyMysqlPoolConnection>((resolve, reject) =>
+      kysely.getConnection((err, c) => (err ? reject(err) : resolve(c))),
     )
+    expect(conn.threadId).toBeGreaterThan(0)
     const rows = await new Promise<unknown>((resolve, reject) =>
       conn.query('SELECT ? AS x', [3], (err, result) => (err ? reject(err) : resolve(result))),
     )
     expect(rows).toEqual([{ x: 3 }])
     const streamed: unknown[] = []
-    const cmd = conn.query('SELECT seq FROM seq_1_to_5', []) as unknown as {
-      stream(o: object): AsyncIterable<unknown>
+    for await (const row of conn.query('SELECT seq FROM seq_1_to_5', []).stream({ objectMode: true })) {
+      streamed.push(row)
     }
-    for await (const row of cmd.stream({ objectMode: true })) streamed.push(row)
-    expect(streamed).toHaveLength(5)
+    expect(streamed).toEqual([1, 2, 3, 4, 5].map((seq) => ({ seq })))
     conn.release()
     await router.readOnly(async () => {
       const c = await new Promise<RoutedMysql2Connection>((resolve, reject) =>

@@ -24,7 +24,7 @@ describe.each(dialects)('routing ($name)', (d: DialectCase) => {
     who = nodeByPort(cluster)
     router = testRouter(d, cluster)
     await router.ready()
-    await router.query(d.createTable('items'))
+    for (const sql of d.setup('items')) await router.query(sql)
     await cluster.waitForReplication()
   })
 

@@ -3,8 +3,9 @@
  * real cluster, which driver to use, and the few SQL differences the tests need.
  */
 import { createRouter, type Driver, type Router, type RouterOptions } from '../../../src/index.js'
+import { mysql2Driver } from '../../../src/mysql2/index.js'
 import { pgDriver } from '../../../src/pg/index.js'
-import { startPgCluster } from '../../../src/testing/index.js'
+import { startMariaDbCluster, startPgCluster } from '../../../src/testing/index.js'
 
 /** What the suites need of a running test cluster. */
 export interface TestCluster {
@@ -27,8 +28,8 @@ export interface DialectCase {
   readonly whoAmI: string
   /** Placeholder for parameter n (1-based). */
   param(n: number): string
-  /** DDL of a simple test table `name (id, v)`; id auto-generated. */
-  createTable(name: string): string
+  /** DDL of a simple test table `name (id, v)` (id auto-generated) and what `hiddenWrite` needs, run in order on the primary. */
+  setup(table: string): string[]
   /** A write that is not evident from its first keyword (the server must reject it in read-only mode). */
   hiddenWrite(table: string): string
   /** Whether an error is the server refusing a write on a read-only node/transaction. */
@@ -41,14 +42,35 @@ export const postgres: DialectCase = {
   driver: () => pgDriver(),
   whoAmI: 'SELECT inet_server_port() AS port, pg_backend_pid() AS conn',
   param: (n) => `$${n}`,
-  createTable: (name) => `CREATE TABLE IF NOT EXISTS ${name} (id serial PRIMARY KEY, v text)`,
+  setup: (name) => [`CREATE TABLE IF NOT EXISTS ${name} (id serial PRIMARY KEY, v text)`],
   hiddenWrite: (table) =>
     `WITH x AS (INSERT INTO ${table} (v) VALUES ('hidden') RETURNING id) SELECT id FROM x`,
   isReadOnlyServerError: (err) => (err as { code?: string })?.code === '25006',
 }
 
-/** The dialects every behavioural suite runs against. */
-export const dialects: readonly DialectCase[] = [postgres]
+export const mariadb: DialectCase = {
+  name: 'mariadb',
+  start: (replicas) => startMariaDbCluster({ replicas }),
+  driver: () => mysql2Driver(),
+  whoAmI: 'SELECT @@port AS port, CONNECTION_ID() AS conn',
+  param: () => '?',
+  setup: (name) => [
+    `CREATE TABLE IF NOT EXISTS ${name} (id INT AUTO_INCREMENT PRIMARY KEY, v TEXT)`,
+    `CREATE OR REPLACE PROCEDURE add_${name}() INSERT INTO ${name} (v) VALUES ('hidden')`,
+  ],
+  // A procedure call is no evident write: the replica's read_only (or the read-only transaction) refuses it.
+  hiddenWrite: (table) => `CALL add_${table}()`,
+  isReadOnlyServerError: (err) => [1290, 1792, 1836].includes(Number((err as { errno?: number })?.errno)),
+}
+
+/** The dialects every behavioural suite runs against (ROUTEMATE_DIALECTS=postgres,mariadb to choose). */
+export const dialects: readonly DialectCase[] = (process.env.ROUTEMATE_DIALECTS ?? 'postgres,mariadb')
+  .split(',')
+  .map((name) => {
+    const d = [postgres, mariadb].find((x) => x.name === name.trim())
+    if (d === undefined) throw new Error(`ROUTEMATE_DIALECTS: unknown dialect "${name}"`)
+    return d
+  })
 
 /** A router over a test cluster with fast health checks. */
 export function testRouter(
