@@ -112,6 +112,8 @@ export function renderMariaDbBootstrapSql(b: MariaDbBootstrap): string {
     `CREATE DATABASE ${db} CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci;`,
     `CREATE USER ${app} IDENTIFIED BY ${sqlString(b.appPassword)};`,
     `GRANT ALL PRIVILEGES ON ${db}.* TO ${app};`,
+    // What routemate's probes read (SHOW SLAVE STATUS); neither bypasses read_only.
+    `GRANT SLAVE MONITOR, BINLOG MONITOR ON *.* TO ${app};`,
     '',
   ].join('\n')
 }
