@@ -733,6 +733,13 @@ export class Router {
           (onReplica ? this.#retryTarget(cluster, target.node) !== undefined : target.node.available)
         if (!retry) throw err
         failed = target.node
+        const next = onReplica ? this.#retryTarget(cluster, target.node) : target.node
+        this.#events.emit('retry', {
+          cluster: cluster.name,
+          from: target.node.name,
+          to: next?.name ?? target.node.name,
+          error: this.#monitor.redact(err),
+        })
       }
     }
   }

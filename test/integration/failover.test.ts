@@ -108,6 +108,57 @@ describe.each(dialects)('failover ($name)', (d: DialectCase) => {
     await cluster.waitForReplication()
   })
 
+  it('kill -9 of a replica under 16 concurrent read-only transactions: failures are reported, never retried mid-transaction', async () => {
+    let running = true
+    let committed = 0
+    const failures: unknown[] = []
+    const mixed: string[] = []
+    const loops = Array.from({ length: 16 }, async () => {
+      while (running) {
+        const ports = new Set<string>()
+        try {
+          await router.transaction(
+            async (tx) => {
+              for (let i = 0; i < 4; i++) {
+                const { rows } = await tx.query<{ port: number }>(d.slowWhoAmI(20))
+                ports.add(who(rows[0]?.port))
+              }
+            },
+            { readOnly: true },
+          )
+          committed++
+          if (ports.size !== 1) mixed.push([...ports].join('+'))
+        } catch (err) {
+          failures.push(err)
+          if (ports.size > 1) mixed.push([...ports].join('+'))
+        }
+      }
+    })
+    try {
+      await sleep(400)
+      await cluster.kill('replica1')
+      await waitFor(() => stateOf(router, 'replica1') === 'down', DOWN_BOUND_MS + 1000, 'replica1 down')
+      await sleep(400)
+    } finally {
+      running = false
+      await Promise.all(loops)
+    }
+    console.log(
+      `[${d.name}] kill -9 under read-only transactions: ${committed} committed, ${failures.length} failed (reported)`,
+    )
+    expect(mixed).toEqual([]) // no transaction ever moved to another node
+    expect(committed).toBeGreaterThan(0)
+    for (const err of failures) {
+      expect(d.isReadOnlyServerError(err)).toBe(false)
+      expect(String((err as Error).message)).toMatch(
+        /terminat|ECONNRE|closed|lost|gone|abort|not queryable|Connection/i,
+      )
+    }
+    await cluster.restart('replica1')
+    await waitFor(() => stateOf(router, 'replica1') === 'up', 10_000, 'replica1 re-admitted')
+    await cluster.waitForReplication()
+  })
+
   it('SIGSTOP of a replica under 8 concurrent readers: every read completes within the bound, no new read goes to it, SIGCONT brings it back', async () => {
     const load = readLoad(router, d, who, 8)
     onTestFinished(() => load.stop())

@@ -26,6 +26,8 @@ export interface DialectCase {
   driver(): Driver
   /** A statement returning one row `{ port, conn }`: the serving server's port and the connection's id. */
   readonly whoAmI: string
+  /** A read that takes about `ms` on the server and returns `{ port }`. */
+  slowWhoAmI(ms: number): string
   /** Placeholder for parameter n (1-based). */
   param(n: number): string
   /** DDL of a simple test table `name (id, v)` (id auto-generated) and what `hiddenWrite` needs, run in order on the primary. */
@@ -41,6 +43,7 @@ export const postgres: DialectCase = {
   start: (replicas) => startPgCluster({ replicas }),
   driver: () => pgDriver(),
   whoAmI: 'SELECT inet_server_port() AS port, pg_backend_pid() AS conn',
+  slowWhoAmI: (ms) => `SELECT inet_server_port() AS port, pg_sleep(${ms / 1000}) IS NULL AS slept`,
   param: (n) => `$${n}`,
   setup: (name) => [`CREATE TABLE IF NOT EXISTS ${name} (id serial PRIMARY KEY, v text)`],
   hiddenWrite: (table) =>
@@ -53,6 +56,7 @@ export const mariadb: DialectCase = {
   start: (replicas) => startMariaDbCluster({ replicas }),
   driver: () => mysql2Driver(),
   whoAmI: 'SELECT @@port AS port, CONNECTION_ID() AS conn',
+  slowWhoAmI: (ms) => `SELECT @@port AS port, SLEEP(${ms / 1000}) AS slept`,
   param: () => '?',
   setup: (name) => [
     `CREATE TABLE IF NOT EXISTS ${name} (id INT AUTO_INCREMENT PRIMARY KEY, v TEXT)`,
