@@ -52,7 +52,11 @@ describe('resolveConfig: valid options', () => {
           fallbackToPrimary: false,
         },
       },
+      sharding: { strategy: 'hash', defaultShard: 's1' },
     })
+    expect(config.sharding?.resolver.name).toBe('hash')
+    expect(config.sharding?.shardNames).toEqual(['s0', 's1'])
+    expect(config.sharding?.defaultShard).toBe('s1')
     expect(config.sharded).toBe(true)
     expect(config.clusters.map((c) => [c.name, c.primary?.name, c.replicas.map((r) => r.name)])).toEqual([
       ['s0', 's0.primary', ['s0.replica1']],
@@ -98,6 +102,8 @@ describe('resolveConfig: valid options', () => {
     })
     expect(rest).toStrictEqual({
       sharded: false,
+      sharding: undefined,
+      classify: undefined,
       healthCheck: {
         enabled: true,
         intervalMs: 1000,
@@ -356,7 +362,7 @@ const badConfigs: BadCase[] = [
     'unknown top-level key, close',
     { ...base, replica: [R1] },
     'replica',
-    'unknown option "replica" (did you mean "replicas"?); expected one of: driver, primary, replicas, nodes, shards, balancer',
+    'unknown option "replica" (did you mean "replicas"?); expected one of: driver, primary, replicas, nodes, shards, sharding, balancer',
   ],
   ['unknown top-level key, far', { ...base, zzz: {} }, 'zzz', 'unknown option "zzz"; expected one of:'],
   [
@@ -391,6 +397,70 @@ const badConfigs: BadCase[] = [
     { driver, shards: { s0: { primary: PRIMARY, balancer: 'rr' } } },
     'shards.s0.balancer',
     'expected one of',
+  ],
+  [
+    'shards without sharding',
+    { driver, shards: { s0: { primary: PRIMARY } } },
+    'sharding',
+    'required with shards',
+  ],
+  [
+    'sharding without shards',
+    { driver, primary: PRIMARY, sharding: { strategy: 'hash' } },
+    'sharding',
+    'only with "shards"',
+  ],
+  [
+    'unknown sharding strategy',
+    { driver, shards: { s0: { primary: PRIMARY } }, sharding: { strategy: 'modulo' } },
+    'sharding.strategy',
+    "unknown sharding strategy 'modulo'",
+  ],
+  [
+    'range without ranges',
+    { driver, shards: { s0: { primary: PRIMARY } }, sharding: { strategy: 'range' } },
+    'sharding.strategy',
+    'needs the ranges option',
+  ],
+  [
+    'range naming an unknown shard',
+    {
+      driver,
+      shards: { s0: { primary: PRIMARY } },
+      sharding: { strategy: 'range', ranges: [{ shard: 's9' }] },
+    },
+    'sharding.strategy',
+    's9',
+  ],
+  [
+    'lookup without lookup',
+    { driver, shards: { s0: { primary: PRIMARY } }, sharding: { strategy: 'lookup' } },
+    'sharding.strategy',
+    'needs the lookup option',
+  ],
+  [
+    'unknown defaultShard',
+    { driver, shards: { s0: { primary: PRIMARY } }, sharding: { strategy: 'hash', defaultShard: 's9' } },
+    'sharding.defaultShard',
+    'expected one of the shard names (s0)',
+  ],
+  [
+    'unknown sharding key',
+    { driver, shards: { s0: { primary: PRIMARY } }, sharding: { strategy: 'hash', default: 's0' } },
+    'sharding.default',
+    'unknown option "default"',
+  ],
+  [
+    'classify not boolean',
+    { driver, primary: PRIMARY, classify: 'yes' },
+    'classify',
+    'expected true, false or { writeFunctions',
+  ],
+  [
+    'classify bad writeFunctions',
+    { driver, primary: PRIMARY, classify: { writeFunctions: [42] } },
+    'classify.writeFunctions[0]',
+    'expected a function name',
   ],
   ['nodes with primary', { driver, primary: PRIMARY, nodes: [R1] }, 'primary', 'not allowed with "nodes"'],
   ['empty nodes', { driver, nodes: [] }, 'nodes', 'non-empty array'],

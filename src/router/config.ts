@@ -1,5 +1,6 @@
 import type { Balancer, BalancerName } from '../balancer/balancer.js'
 import { BALANCER_NAMES, createBalancer, isBalancer } from '../balancer/create-balancer.js'
+import { createStatementClassifier } from '../classifier/statement-classifier.js'
 import { ConfigError } from '../errors/config-error.js'
 import {
   checkBoolean,
@@ -37,6 +38,7 @@ const ROUTER_KEYS = Object.keys({
   fallbackToPrimary: 1,
   readYourWrites: 1,
   retryReads: 1,
+  classify: 1,
   queryTimeoutMs: 1,
   connectTimeoutMs: 1,
   pool: 1,
@@ -168,8 +170,26 @@ export function resolveConfig(options: unknown): ResolvedConfig {
     fallbackToPrimary,
     readYourWrites: resolveReadYourWrites(o.readYourWrites),
     retryReads: checkBoolean(o.retryReads, 'retryReads', true),
+    classify: resolveClassify(o.classify, driver.dialect),
     secrets: Object.freeze([...registry.secrets]),
   })
+}
+
+function resolveClassify(value: unknown, dialect: Driver['dialect']): ResolvedConfig['classify'] {
+  if (value === undefined || value === false) return undefined
+  if (value === true) return createStatementClassifier({ dialect })
+  const o = checkObject(value, 'classify', 'true, false or { writeFunctions: [...] }')
+  checkKeys(o, 'classify', ['writeFunctions'])
+  try {
+    return createStatementClassifier({
+      dialect,
+      writeFunctions: o.writeFunctions as readonly string[] | undefined,
+    })
+  } catch (err) {
+    if (err instanceof ConfigError)
+      throw new ConfigError(`classify.${err.path}`, err.message.slice(err.path.length + 2))
+    throw err
+  }
 }
 
 const SHARD_NAME = /^[A-Za-z0-9_.:-]{1,64}$/

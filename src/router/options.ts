@@ -137,6 +137,15 @@ export interface RouterOptions {
   fallbackToPrimary?: boolean
   /** Read-your-writes per session. Default: `false`. */
   readYourWrites?: ReadYourWritesConfig
+  /**
+   * Statement classifier: outside any scope (or in a session/shard scope without `readOnly` or
+   * `primary`), statements proven to be plain reads (SELECT, read-only WITH, SHOW, EXPLAIN
+   * without ANALYZE...) go to replicas; anything with a locking clause, a data-modifying CTE,
+   * `SELECT ... INTO`, a sequence/lock/session function, a listed `writeFunctions` entry, or
+   * anything not understood goes to the primary. Costs about 1 µs per classified statement.
+   * Default: `false`.
+   */
+  classify?: boolean | { writeFunctions?: readonly string[] }
   /** Retry a read that failed with a connection error (outside transactions) once on another node. Default: `true`. */
   retryReads?: boolean
   /** Bound of any single query, in ms; the connection is destroyed when it passes. `0` = none. Default: 0. */

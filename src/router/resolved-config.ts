@@ -72,6 +72,8 @@ export interface ResolvedConfig {
   readonly fallbackToPrimary: boolean
   readonly readYourWrites: ResolvedReadYourWrites
   readonly retryReads: boolean
+  /** The statement classifier (`classify` option), if on. */
+  readonly classify: ((sql: string) => 'read' | 'write') | undefined
   /** Passwords found in the configured URLs, to redact from any text the router prints. */
   readonly secrets: readonly string[]
 }

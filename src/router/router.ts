@@ -148,6 +148,10 @@ export class Router {
     const cluster = scope?.cluster ?? this.#default
     if (cluster === undefined) return Promise.reject(this.#noShard())
     if (scope?.mode === 'read') return this.#read(cluster, scope, sql, params) as Promise<QueryResult<Row>>
+    const classify = this.#config.classify
+    if (classify !== undefined && scope?.mode !== 'primary' && classify(textOf(sql)) === 'read') {
+      return this.#read(cluster, withMode(scope, 'read'), sql, params) as Promise<QueryResult<Row>>
+    }
     return this.#onPrimary(cluster, scope, sql, params) as Promise<QueryResult<Row>>
   }
 

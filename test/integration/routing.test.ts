@@ -194,6 +194,32 @@ describe.each(dialects)('routing ($name)', (d: DialectCase) => {
     expect(router.stats().nodes.find((n) => n.name === 'primary')?.state).toBe('up')
   })
 
+  it('classify: true sends proven reads outside scopes to replicas, everything else to the primary', async () => {
+    const r = testRouter(d, cluster, { classify: { writeFunctions: ['audit_touch'] } })
+    try {
+      await r.ready()
+      await r.query(`INSERT INTO items (v) VALUES (${p(1)})`, ['for-classify'])
+      await cluster.waitForReplication()
+      const at = async (sql: string) => who((await r.query<{ port: number }>(sql)).rows[0]?.port)
+      // (MySQL @@variables are session state to the classifier: read the port another way.)
+      const port =
+        d.name === 'postgres'
+          ? 'inet_server_port()'
+          : "(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES WHERE VARIABLE_NAME = 'PORT')"
+      expect(await at(`SELECT ${port} AS port`)).toMatch(/^replica/)
+      expect(await at(`/* a comment */ SELECT ${port} AS port FROM items LIMIT 1`)).toMatch(/^replica/)
+      expect(await at(`SELECT ${port} AS port FROM items LIMIT 1 FOR UPDATE`)).toBe('primary')
+      expect(await at(`SELECT ${port} AS port, 'FOR UPDATE' AS s`)).toMatch(/^replica/)
+      expect(await r.primary(() => at(`SELECT ${port} AS port`))).toBe('primary')
+      const ins = await r.query(`INSERT INTO items (v) VALUES (${p(1)})`, ['classified'])
+      expect(ins.rowCount).toBe(1)
+      // A classified read that goes to the primary (all replicas unusable) still runs read-only there.
+      await expectIdle(r)
+    } finally {
+      await r.close()
+    }
+  })
+
   it('reports every node up with its role and no password in stats()', async () => {
     const stats = router.stats()
     expect(stats.nodes.map((n) => [n.name, n.role, n.state])).toEqual([

@@ -1,0 +1,257 @@
+/**
+ * Consistency on a real cluster: read-your-writes (position and window modes) against a replica
+ * delayed with recovery_min_apply_delay, lag exclusion of a replica whose replay is paused, and
+ * primary discovery through a real promotion.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createRouter, PrimaryUnavailableError, type Router, type RouterEvents } from '../../src/index.js'
+import { pgDriver } from '../../src/pg/index.js'
+import { type PgCluster, startPgCluster } from '../../src/testing/index.js'
+import { expectIdle, nodeByPort, sleep, stateOf, waitFor } from './support/dialects.js'
+
+const HC = { intervalMs: 300, timeoutMs: 200, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 600 }
+
+describe('consistency (postgres)', () => {
+  let cluster: PgCluster
+  let who: (port: unknown) => string
+
+  beforeAll(async () => {
+    cluster = await startPgCluster({ replicas: 2 })
+    who = nodeByPort(cluster)
+    await cluster.query('primary', 'CREATE TABLE IF NOT EXISTS ryw (id serial PRIMARY KEY, v int NOT NULL)')
+    await cluster.waitForReplication()
+  })
+
+  afterAll(async () => {
+    await cluster?.stop()
+  })
+
+  const makeRouter = (options: Partial<Parameters<typeof createRouter>[0]> = {}): Router =>
+    createRouter({
+      driver: pgDriver(),
+      primary: { name: 'primary', url: cluster.primary.url },
+      replicas: cluster.replicas.map((r) => ({ name: r.name, url: r.url })),
+      healthCheck: HC,
+      ...options,
+    })
+
+  /** 1,000 iterations of write-then-read in a session; counts stale reads and where reads landed. */
+  async function writeThenRead(router: Router, iterations: number) {
+    let stale = 0
+    const served: Record<string, number> = {}
+    for (let i = 0; i < iterations; i++) {
+      await router.session(async () => {
+        const { rows } = await router.query<{ id: number }>('INSERT INTO ryw (v) VALUES ($1) RETURNING id', [
+          i,
+        ])
+        const id = rows[0]?.id
+        const read = await router.readOnly(() =>
+          router.query<{ v: number | null; port: number }>(
+            'SELECT (SELECT v FROM ryw WHERE id = $1) AS v, inet_server_port() AS port',
+            [id],
+          ),
+        )
+        const row = read.rows[0]
+        if (row?.v !== i) stale++
+        const node = who(row?.port)
+        served[node] = (served[node] ?? 0) + 1
+      })
+    }
+    return { stale, served }
+  }
+
+  it('without read-your-writes, reads right after a write are stale on a delayed replica (the problem)', async () => {
+    await cluster.setApplyDelay('replica1', 300)
+    const router = makeRouter({ maxReplicationLagMs: 0 })
+    try {
+      await router.ready()
+      const { stale } = await writeThenRead(router, 40)
+      console.log(`[postgres] read-your-writes off: ${stale} stale reads of 40`)
+      expect(stale).toBeGreaterThan(0)
+    } finally {
+      await router.close()
+      await cluster.setApplyDelay('replica1', 0)
+    }
+  })
+
+  it('position mode: 1,000 write-then-read iterations, zero stale reads, and the undelayed replica serves most reads', async () => {
+    await cluster.setApplyDelay('replica1', 300)
+    const router = makeRouter({
+      readYourWrites: { mode: 'position', maxWaitMs: 100 },
+      maxReplicationLagMs: 0,
+    })
+    try {
+      await router.ready()
+      const { stale, served } = await writeThenRead(router, 1000)
+      console.log(
+        `[postgres] position mode, replica1 delayed 300 ms: ${stale} stale of 1000; served ${JSON.stringify(served)}`,
+      )
+      expect(stale).toBe(0)
+      expect(served.replica2 ?? 0).toBeGreaterThan(500)
+      await expectIdle(router)
+    } finally {
+      await router.close()
+      await cluster.setApplyDelay('replica1', 0)
+    }
+  })
+
+  it('window mode: zero stale reads within the window (reads go to the primary)', async () => {
+    await cluster.setApplyDelay('replica1', 300)
+    const router = makeRouter({ readYourWrites: { mode: 'window', windowMs: 1000 }, maxReplicationLagMs: 0 })
+    try {
+      await router.ready()
+      const { stale, served } = await writeThenRead(router, 1000)
+      console.log(`[postgres] window mode: ${stale} stale of 1000; served ${JSON.stringify(served)}`)
+      expect(stale).toBe(0)
+      expect(served.primary).toBe(1000)
+      // Outside the window, the session reads from replicas again.
+      await router.session(async () => {
+        await router.query('INSERT INTO ryw (v) VALUES (-1)')
+        await sleep(1100)
+        const { rows } = await router.readOnly(() =>
+          router.query<{ port: number }>('SELECT inet_server_port() AS port'),
+        )
+        expect(who(rows[0]?.port)).toMatch(/^replica/)
+      })
+    } finally {
+      await router.close()
+      await cluster.setApplyDelay('replica1', 0)
+    }
+  })
+
+  it('a consistency token carries a session to another router (another app instance)', async () => {
+    await cluster.setApplyDelay('replica1', 300)
+    await cluster.setApplyDelay('replica2', 300)
+    const a = makeRouter({ readYourWrites: { mode: 'position', maxWaitMs: 0 }, maxReplicationLagMs: 0 })
+    const b = makeRouter({ readYourWrites: { mode: 'position', maxWaitMs: 0 }, maxReplicationLagMs: 0 })
+    try {
+      await Promise.all([a.ready(), b.ready()])
+      let stale = 0
+      for (let i = 0; i < 50; i++) {
+        const { token, id } = await a.session(async () => {
+          const { rows } = await a.query<{ id: number }>('INSERT INTO ryw (v) VALUES ($1) RETURNING id', [
+            1000 + i,
+          ])
+          return { token: a.consistencyToken(), id: rows[0]?.id }
+        })
+        expect(token).toMatch(/^rm1\./)
+        const row = await b.withConsistencyToken(token, () =>
+          b.readOnly(() => b.query<{ v: number | null }>('SELECT v FROM ryw WHERE id = $1', [id])),
+        )
+        if (row.rows[0]?.v !== 1000 + i) stale++
+      }
+      expect(stale).toBe(0)
+      // A garbage token is harmless: an empty session.
+      await b.withConsistencyToken('not-a-token', () => b.readOnly(() => b.query('SELECT 1')))
+    } finally {
+      await Promise.all([a.close(), b.close()])
+      await cluster.setApplyDelay('replica1', 0)
+      await cluster.setApplyDelay('replica2', 0)
+    }
+  })
+
+  it('a replica whose replay is paused is excluded once its lag passes maxReplicationLagMs, and returns after resume', async () => {
+    const router = makeRouter({ maxReplicationLagMs: 1000 })
+    const events: Array<{ name: string; at: number; e: unknown }> = []
+    router.on('node:lagging', (e) => events.push({ name: 'lagging', at: Date.now(), e }))
+    router.on('node:caught-up', (e) => events.push({ name: 'caught-up', at: Date.now(), e }))
+    let writing = true
+    const writer = (async () => {
+      while (writing) {
+        await router.query('INSERT INTO ryw (v) VALUES (0)')
+        await sleep(20)
+      }
+    })()
+    try {
+      await router.ready()
+      await sleep(500)
+      await cluster.pauseReplay('replica1')
+      const pausedAt = Date.now()
+      await waitFor(
+        () => events.some((x) => x.name === 'lagging'),
+        1000 + 4 * HC.intervalMs,
+        'replica1 lagging',
+      )
+      const after = (events.find((x) => x.name === 'lagging')?.at ?? 0) - pausedAt
+      console.log(
+        `[postgres] replay paused: excluded ${after} ms after the pause (limit 1000 ms + ~2 intervals)`,
+      )
+      expect(after).toBeLessThanOrEqual(1000 + 2 * HC.intervalMs + 200)
+      expect((router.stats().nodes.find((n) => n.name === 'replica1')?.lagMs ?? 0) > 1000).toBe(true)
+      for (let i = 0; i < 20; i++) {
+        const { rows } = await router.readOnly(() =>
+          router.query<{ port: number }>('SELECT inet_server_port() AS port'),
+        )
+        expect(who(rows[0]?.port)).toBe('replica2')
+      }
+      await cluster.resumeReplay('replica1')
+      await waitFor(() => events.some((x) => x.name === 'caught-up'), 3000, 'replica1 caught up')
+      expect(router.stats().clusters[0]?.candidates).toEqual(['replica1', 'replica2'])
+    } finally {
+      writing = false
+      await writer
+      await cluster.resumeReplay('replica1').catch(() => {})
+      await router.close()
+    }
+  })
+
+  it('an idle primary is not lag: replicas stay in rotation with lag 0', async () => {
+    const router = makeRouter({ maxReplicationLagMs: 500 })
+    try {
+      await router.ready()
+      await sleep(1500) // several probe rounds with no write at all
+      const replicas = router.stats().nodes.filter((n) => n.role === 'replica')
+      expect(replicas.map((n) => [n.name, n.lagMs, n.usable])).toEqual([
+        ['replica1', 0, true],
+        ['replica2', 0, true],
+      ])
+    } finally {
+      await router.close()
+    }
+  })
+
+  // Last: the promotion changes the cluster for good.
+  it('primary discovery: a real promotion after the primary is killed; writes reach the new primary within two intervals, with primary:changed', async () => {
+    const discovering = createRouter({
+      driver: pgDriver(),
+      nodes: [cluster.primary.url, ...cluster.replicas.map((r) => r.url)],
+      healthCheck: HC,
+    })
+    const changes: Array<RouterEvents['primary:changed'] & { at: number }> = []
+    discovering.on('primary:changed', (e) => changes.push({ ...e, at: Date.now() }))
+    try {
+      await discovering.ready()
+      expect(changes).toMatchObject([{ from: undefined, to: 'node1' }])
+      expect(discovering.stats().clusters[0]?.primary).toBe('node1')
+      const { rows } = await discovering.query<{ port: number }>('SELECT inet_server_port() AS port')
+      expect(who(rows[0]?.port)).toBe('primary')
+      await cluster.kill('primary')
+      await waitFor(() => stateOf(discovering, 'node1') === 'down', 3000, 'old primary down')
+      await expect(discovering.query('INSERT INTO ryw (v) VALUES (1)')).rejects.toBeInstanceOf(
+        PrimaryUnavailableError,
+      )
+      const promotedAt = Date.now()
+      await cluster.promote('replica1')
+      await waitFor(() => changes.length === 2, 2 * HC.intervalMs + 1000, 'primary:changed')
+      expect(changes[1]).toMatchObject({ from: 'node1', to: 'node2' })
+      let firstWrite = 0
+      for (;;) {
+        try {
+          const { rows: r } = await discovering.query<{ port: number }>(
+            'INSERT INTO ryw (v) VALUES (2) RETURNING inet_server_port() AS port',
+          )
+          expect(who(r[0]?.port)).toBe('replica1')
+          firstWrite = Date.now() - promotedAt
+          break
+        } catch (err) {
+          if (Date.now() - promotedAt > 5000) throw err
+          await sleep(20)
+        }
+      }
+      console.log(`[postgres] promotion: first write on the new primary ${firstWrite} ms after pg_promote()`)
+      expect(firstWrite).toBeLessThanOrEqual(2 * HC.intervalMs + 500)
+    } finally {
+      await discovering.close()
+    }
+  })
+})

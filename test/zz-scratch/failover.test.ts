@@ -1,0 +1,236 @@
+/**
+ * Real faults on a real cluster: a replica killed with SIGKILL, a replica frozen with SIGSTOP,
+ * every replica down, the primary down. Each test asserts what a user checks: reads that could
+ * succeed do, no hang, no leaked connection, no write on a replica.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
+import {
+  NoHealthyReplicaError,
+  PrimaryUnavailableError,
+  type Router,
+  type RouterEvents,
+} from '../../src/index.js'
+import {
+  type DialectCase,
+  dialects,
+  expectIdle,
+  nodeByPort,
+  sleep,
+  stateOf,
+  type TestCluster,
+  testRouter,
+  waitFor,
+} from './support/dialects.js'
+
+const HC = { intervalMs: 300, timeoutMs: 200, failureThreshold: 2 }
+const DOWN_BOUND_MS = HC.failureThreshold * HC.intervalMs + HC.timeoutMs
+
+/** Runs `readers` concurrent read loops until `stop()`; records results per node and failures. */
+function readLoad(router: Router, d: DialectCase, who: (p: unknown) => string, readers: number) {
+  let running = true
+  const served: Record<string, number> = {}
+  const failures: unknown[] = []
+  const durations: Array<{ start: number; end: number }> = []
+  const hardStop = Date.now() + 60_000 // a failed assertion must never leave a load running
+  const loops = Array.from({ length: readers }, async () => {
+    while (running && Date.now() < hardStop) {
+      const start = Date.now()
+      try {
+        const { rows } = await router.readOnly(() => router.query<{ port: number }>(d.whoAmI))
+        const node = who(rows[0]?.port)
+        served[node] = (served[node] ?? 0) + 1
+      } catch (err) {
+        failures.push(err)
+      }
+      durations.push({ start, end: Date.now() })
+    }
+  })
+  return {
+    served,
+    failures,
+    durations,
+    async stop() {
+      running = false
+      await Promise.all(loops)
+    },
+  }
+}
+
+describe.each(dialects)('failover ($name)', (d: DialectCase) => {
+  let cluster: TestCluster
+  let router: Router
+  let who: (port: unknown) => string
+  const events: Array<{ name: keyof RouterEvents; e: unknown; at: number }> = []
+
+  beforeAll(async () => {
+    cluster = await d.start(2)
+    who = nodeByPort(cluster)
+    router = testRouter(d, cluster, { healthCheck: { ...HC, successThreshold: 1, maxBackoffMs: 600 } })
+    for (const name of ['node:down', 'node:up', 'fallback', 'fallback:end', 'retry'] as const) {
+      router.on(name, (e) => events.push({ name, e, at: Date.now() }))
+    }
+    await router.ready()
+  })
+
+  afterEach(async () => {
+    await expectIdle(router)
+  })
+
+  afterAll(async () => {
+    await router?.close()
+    await cluster?.stop()
+  })
+
+  it('kill -9 of a replica under 32 concurrent readers: marked down in time, reads carry on, re-admitted after restart', async () => {
+    const load = readLoad(router, d, who, 32)
+    onTestFinished(() => load.stop())
+    await sleep(500)
+    events.length = 0
+    const killedAt = Date.now()
+    const snap = () =>
+      `${Date.now() - killedAt} ${JSON.stringify(load.served)} ${JSON.stringify(router.stats().nodes.map((n) => [n.name, n.state, n.inFlight, n.pool]))}`
+    console.log('DIAG before kill', snap())
+    await cluster.kill('replica1')
+    console.log('DIAG kill took', Date.now() - killedAt, snap())
+    await waitFor(() => stateOf(router, 'replica1') === 'down', DOWN_BOUND_MS + 1000, 'replica1 down')
+    console.log('DIAG down', snap())
+    const diag = setInterval(() => console.log('DIAG', snap()), 250)
+    onTestFinished(() => clearInterval(diag))
+    const downAfter = (events.find((e) => e.name === 'node:down')?.at ?? Date.now()) - killedAt
+    const servedBefore = load.served.replica2 ?? 0
+    await sleep(1000)
+    expect(load.served.replica2 ?? 0).toBeGreaterThan(servedBefore) // reads carry on on the other replica
+    clearInterval(diag)
+    await cluster.restart('replica1')
+    const r1Before = load.served.replica1 ?? 0
+    await waitFor(() => stateOf(router, 'replica1') === 'up', 10_000, 'replica1 re-admitted')
+    await waitFor(() => (load.served.replica1 ?? 0) > r1Before, 5000, 'reads on replica1 again')
+    await load.stop()
+    console.log(
+      `[${d.name}] kill -9 replica1: down after ${downAfter} ms (bound ${DOWN_BOUND_MS} ms); ` +
+        `failed reads ${load.failures.length} of ${load.durations.length}; ` +
+        `retries ${events.filter((e) => e.name === 'retry').length}`,
+    )
+    expect(downAfter).toBeLessThanOrEqual(DOWN_BOUND_MS + 100)
+    expect(load.failures).toEqual([]) // retries absorb the kill
+    await cluster.waitForReplication()
+  })
+
+  it('SIGSTOP of a replica under 8 concurrent readers: every read completes within the bound, no new read goes to it, SIGCONT brings it back', async () => {
+    const load = readLoad(router, d, who, 8)
+    onTestFinished(() => load.stop())
+    await sleep(500)
+    const stoppedAt = Date.now()
+    await cluster.pause('replica2')
+    try {
+      await waitFor(() => stateOf(router, 'replica2') === 'down', DOWN_BOUND_MS + 1000, 'replica2 down')
+      const downAt = Date.now()
+      // After it is down, nothing is in flight on it and nothing new goes there.
+      for (let i = 0; i < 10; i++) {
+        expect(router.stats().nodes.find((n) => n.name === 'replica2')?.inFlight).toBe(0)
+        await sleep(50)
+      }
+      const bound = DOWN_BOUND_MS + 500
+      // Every read in flight at the stop (or started after it) completed within the bound.
+      const open = load.durations.filter((x) => x.end >= stoppedAt)
+      for (const x of open) expect(x.end - Math.max(x.start, stoppedAt)).toBeLessThanOrEqual(bound)
+      expect(downAt - stoppedAt).toBeLessThanOrEqual(bound)
+    } finally {
+      await cluster.resume('replica2')
+    }
+    const before = load.served.replica2 ?? 0
+    await waitFor(() => stateOf(router, 'replica2') === 'up', 10_000, 'replica2 back')
+    await waitFor(() => (load.served.replica2 ?? 0) > before, 5000, 'reads on replica2 again')
+    await load.stop()
+    console.log(
+      `[${d.name}] SIGSTOP replica2: failed reads ${load.failures.length} of ${load.durations.length}`,
+    )
+    expect(load.failures).toEqual([])
+  })
+
+  it('queryTimeoutMs bounds a single query on a frozen node', async () => {
+    const r = testRouter(d, cluster, { queryTimeoutMs: 300, healthCheck: false, retryReads: false })
+    try {
+      await r.readOnly(() => r.query(d.whoAmI)) // warm a connection to a replica
+      await cluster.pause('replica1')
+      await cluster.pause('replica2')
+      const started = Date.now()
+      const results = await Promise.allSettled([
+        r.readOnly(() => r.query(d.whoAmI)),
+        r.readOnly(() => r.query(d.whoAmI)),
+      ])
+      const took = Date.now() - started
+      expect(results.every((x) => x.status === 'rejected')).toBe(true)
+      expect(took).toBeLessThan(300 + 2000 + 500) // query timeout (or connect timeout for a new connection)
+    } finally {
+      await cluster.resume('replica1')
+      await cluster.resume('replica2')
+      await r.close()
+    }
+    // The main router saw both replicas frozen too: let it re-admit them before the next test.
+    await waitFor(
+      () => stateOf(router, 'replica1') === 'up' && stateOf(router, 'replica2') === 'up',
+      10_000,
+      'replicas re-admitted',
+    )
+  })
+
+  it('all replicas down: reads are served by the primary with one fallback event; with fallbackToPrimary false they fail with NoHealthyReplicaError', async () => {
+    const strict = testRouter(d, cluster, { fallbackToPrimary: false })
+    await strict.ready()
+    events.length = 0
+    await Promise.all([cluster.kill('replica1'), cluster.kill('replica2')])
+    try {
+      await waitFor(
+        () => stateOf(router, 'replica1') === 'down' && stateOf(router, 'replica2') === 'down',
+        DOWN_BOUND_MS + 1500,
+        'both replicas down',
+      )
+      await waitFor(
+        () => stateOf(strict, 'replica1') === 'down' && stateOf(strict, 'replica2') === 'down',
+        DOWN_BOUND_MS + 1500,
+        'both replicas down (strict router)',
+      )
+      for (let i = 0; i < 50; i++) {
+        const { rows } = await router.readOnly(() => router.query<{ port: number }>(d.whoAmI))
+        expect(who(rows[0]?.port)).toBe('primary')
+      }
+      expect(events.filter((e) => e.name === 'fallback')).toHaveLength(1)
+      await expect(strict.readOnly(() => strict.query(d.whoAmI))).rejects.toBeInstanceOf(
+        NoHealthyReplicaError,
+      )
+      expect(router.stats().clusters[0]?.fallingBack).toBe(true)
+    } finally {
+      await strict.close()
+      await Promise.all([cluster.restart('replica1'), cluster.restart('replica2')])
+    }
+    await waitFor(
+      () => stateOf(router, 'replica1') === 'up' && stateOf(router, 'replica2') === 'up',
+      10_000,
+      'replicas back',
+    )
+    await waitFor(() => events.some((e) => e.name === 'fallback:end'), 2000, 'fallback:end')
+    expect(events.filter((e) => e.name === 'fallback')).toHaveLength(1)
+    await cluster.waitForReplication()
+  })
+
+  it('primary down: writes fail fast with PrimaryUnavailableError, readOnly reads keep working on the replicas', async () => {
+    await cluster.kill('primary')
+    try {
+      await waitFor(() => stateOf(router, 'primary') === 'down', DOWN_BOUND_MS + 1500, 'primary down')
+      const started = Date.now()
+      await expect(router.query('SELECT 1')).rejects.toBeInstanceOf(PrimaryUnavailableError)
+      await expect(router.transaction(async () => 1)).rejects.toBeInstanceOf(PrimaryUnavailableError)
+      expect(Date.now() - started).toBeLessThan(100)
+      for (let i = 0; i < 20; i++) {
+        const { rows } = await router.readOnly(() => router.query<{ port: number }>(d.whoAmI))
+        expect(who(rows[0]?.port)).toMatch(/^replica/)
+      }
+    } finally {
+      await cluster.restart('primary')
+    }
+    await waitFor(() => stateOf(router, 'primary') === 'up', 10_000, 'primary back')
+    const { rows } = await router.query<{ port: number }>(d.whoAmI)
+    expect(who(rows[0]?.port)).toBe('primary')
+  })
+})

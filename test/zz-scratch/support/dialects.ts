@@ -1,0 +1,130 @@
+/**
+ * The behavioural suites run once per dialect from one source: each dialect says how to start its
+ * real cluster, which driver to use, and the few SQL differences the tests need.
+ */
+import { createRouter, type Driver, type Router, type RouterOptions } from '../../../src/index.js'
+import { pgDriver } from '../../../src/pg/index.js'
+import { mysql2Driver } from '../../../src/mysql2/index.js'
+import { startMariaDbCluster } from '../../../src/testing/mariadb-cluster.js'
+import { startPgCluster } from '../../../src/testing/index.js'
+
+/** What the suites need of a running test cluster. */
+export interface TestCluster {
+  readonly primary: { readonly name: string; readonly url: string; readonly port: number }
+  readonly replicas: ReadonlyArray<{ readonly name: string; readonly url: string; readonly port: number }>
+  kill(name: string): Promise<void>
+  pause(name: string): Promise<void>
+  resume(name: string): Promise<void>
+  restart(name: string): Promise<void>
+  stop(name?: string): Promise<void>
+  waitForReplication(timeoutMs?: number): Promise<void>
+}
+
+/** One dialect under test. */
+export interface DialectCase {
+  readonly name: 'postgres' | 'mariadb'
+  start(replicas: number): Promise<TestCluster>
+  driver(): Driver
+  /** A statement returning one row `{ port, conn }`: the serving server's port and the connection's id. */
+  readonly whoAmI: string
+  /** Placeholder for parameter n (1-based). */
+  param(n: number): string
+  /** DDL of a simple test table `name (id, v)`; id auto-generated. */
+  createTable(name: string): string
+  /** A write that is not evident from its first keyword (the server must reject it in read-only mode). */
+  hiddenWrite(table: string): string
+  /** Whether an error is the server refusing a write on a read-only node/transaction. */
+  isReadOnlyServerError(err: unknown): boolean
+}
+
+export const postgres: DialectCase = {
+  name: 'postgres',
+  start: (replicas) => startPgCluster({ replicas }),
+  driver: () => pgDriver(),
+  whoAmI: 'SELECT inet_server_port() AS port, pg_backend_pid() AS conn',
+  param: (n) => `$${n}`,
+  createTable: (name) => `CREATE TABLE IF NOT EXISTS ${name} (id serial PRIMARY KEY, v text)`,
+  hiddenWrite: (table) =>
+    `WITH x AS (INSERT INTO ${table} (v) VALUES ('hidden') RETURNING id) SELECT id FROM x`,
+  isReadOnlyServerError: (err) => (err as { code?: string })?.code === '25006',
+}
+
+/** The dialects every behavioural suite runs against. */
+export const mariadb: DialectCase = {
+  name: 'mariadb',
+  start: (replicas) => startMariaDbCluster({ replicas }),
+  driver: () => mysql2Driver(),
+  whoAmI: 'SELECT @@port AS port, CONNECTION_ID() AS conn',
+  param: () => '?',
+  createTable: (name) => `CREATE TABLE IF NOT EXISTS ${name} (id INT AUTO_INCREMENT PRIMARY KEY, v TEXT)`,
+  hiddenWrite: (table) =>
+    `SET STATEMENT max_statement_time = 10 FOR INSERT INTO ${table} (v) VALUES ('hidden')`,
+  isReadOnlyServerError: (err) => [1290, 1792, 1836].includes((err as { errno?: number })?.errno ?? 0),
+}
+
+export const dialects: readonly DialectCase[] = [mariadb]
+
+/** A router over a test cluster with fast health checks. */
+export function testRouter(
+  d: DialectCase,
+  cluster: TestCluster,
+  options: Partial<Omit<RouterOptions, 'driver'>> = {},
+): Router {
+  return createRouter({
+    driver: d.driver(),
+    primary: { name: 'primary', url: cluster.primary.url },
+    replicas: cluster.replicas.map((r) => ({ name: r.name, url: r.url })),
+    healthCheck: {
+      intervalMs: 300,
+      timeoutMs: 200,
+      failureThreshold: 2,
+      successThreshold: 1,
+      maxBackoffMs: 600,
+    },
+    connectTimeoutMs: 2000,
+    ...options,
+  })
+}
+
+/** Which node (by name) a port belongs to. */
+export function nodeByPort(cluster: TestCluster): (port: unknown) => string {
+  const map = new Map<number, string>()
+  map.set(cluster.primary.port, cluster.primary.name)
+  for (const r of cluster.replicas) map.set(r.port, r.name)
+  return (port) => map.get(Number(port)) ?? `unknown:${String(port)}`
+}
+
+/** Waits until every node of the router is idle: nothing in flight, nobody waiting for a connection. */
+export async function expectIdle(router: Router, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const busy = router
+      .stats()
+      .nodes.filter((n) => n.inFlight !== 0 || n.pool.waiting !== 0 || n.pool.total !== n.pool.idle)
+    if (busy.length === 0) return
+    if (Date.now() > deadline) {
+      throw new Error(
+        `pools not idle: ${JSON.stringify(busy.map((n) => ({ name: n.name, inFlight: n.inFlight, pool: n.pool })))}`,
+      )
+    }
+    await sleep(20)
+  }
+}
+
+/** Resolves when `predicate` holds (polled), or rejects after `timeoutMs`. */
+export async function waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<number> {
+  const started = Date.now()
+  for (;;) {
+    if (predicate()) return Date.now() - started
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await sleep(10)
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+
+/** The state of a node in the router's stats. */
+export function stateOf(router: Router, node: string): string | undefined {
+  return router.stats().nodes.find((n) => n.name === node)?.state
+}
