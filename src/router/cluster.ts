@@ -3,7 +3,7 @@ import { LagTracker } from '../consistency/lag-tracker.js'
 import type { Driver } from './driver.js'
 import type { RouterEmitter } from './events.js'
 import type { ResolvedCluster, ResolvedHealthCheck, ResolvedNode } from './resolved-config.js'
-import { RouterNode } from './router-node.js'
+import { type QueryListener, RouterNode } from './router-node.js'
 
 const EMPTY: readonly RouterNode[] = Object.freeze([])
 
@@ -32,15 +32,26 @@ export class Cluster {
   fallingBack = false
   readonly #events: RouterEmitter
 
-  constructor(config: ResolvedCluster, driver: Driver, health: ResolvedHealthCheck, events: RouterEmitter) {
+  constructor(
+    config: ResolvedCluster,
+    driver: Driver,
+    health: ResolvedHealthCheck,
+    events: RouterEmitter,
+    listeners: QueryListener[] = [],
+  ) {
     this.name = config.name
     this.#events = events
     this.discovery = config.discovery
     this.maxReplicationLagMs = config.maxReplicationLagMs
     this.fallbackToPrimary = config.fallbackToPrimary
     const make = (n: ResolvedNode) =>
-      new RouterNode(driver, n, config.name, health, (error: unknown) =>
-        events.emit('error', { error, context: 'pooled connection error', node: n.name }),
+      new RouterNode(
+        driver,
+        n,
+        config.name,
+        health,
+        (error: unknown) => events.emit('error', { error, context: 'pooled connection error', node: n.name }),
+        listeners,
       )
     this.primary = config.primary === undefined ? undefined : make(config.primary)
     const replicas = config.replicas.map(make)

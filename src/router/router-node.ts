@@ -4,6 +4,23 @@ import { redactUrl } from '../util/redact.js'
 import type { Driver, DriverPool, NodeRole, QueryResult } from './driver.js'
 import type { ResolvedHealthCheck, ResolvedNode } from './resolved-config.js'
 
+/** One served statement, as seen by `router.onQuery` listeners (metrics, tracing). */
+export interface QueryObservation {
+  /** Cluster (shard) name. */
+  readonly cluster: string
+  /** Node that ran the statement. */
+  readonly node: string
+  /** The node's role now. */
+  readonly role: NodeRole
+  /** Time on the node (connection checkout excluded), in ms. */
+  readonly durationMs: number
+  /** Whether the statement succeeded. */
+  readonly ok: boolean
+}
+
+/** A listener of served statements. */
+export type QueryListener = (observation: QueryObservation) => void
+
 /** A pending connection checkout that can be abandoned when the node goes down. */
 interface PendingAcquire {
   settled: boolean
@@ -64,6 +81,8 @@ export class RouterNode<Conn = unknown> implements NodeView {
   #ended = false
 
   readonly #onError: (err: unknown) => void
+  /** The router's `onQuery` listeners (shared array; empty unless someone listens). */
+  readonly listeners: QueryListener[]
 
   constructor(
     driver: Driver<Conn>,
@@ -71,8 +90,10 @@ export class RouterNode<Conn = unknown> implements NodeView {
     cluster: string,
     health: ResolvedHealthCheck,
     onError: (err: unknown) => void,
+    listeners: QueryListener[] = [],
   ) {
     this.#onError = onError
+    this.listeners = listeners
     this.#driver = driver
     this.options = options
     this.name = options.name
@@ -143,6 +164,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
       this.observe(performance.now() - started)
       return result
     } catch (err) {
+      this.observe(performance.now() - started, false)
       const cls = this.#driver.classify(err)
       destroy = cls === 'connection' || cls === 'timeout'
       throw err
@@ -151,10 +173,28 @@ export class RouterNode<Conn = unknown> implements NodeView {
     }
   }
 
-  /** Records a served query's latency (exponentially smoothed). */
-  observe(ms: number): void {
-    this.queries++
-    this.latencyMs = this.latencyMs === 0 ? ms : this.latencyMs * 0.9 + ms * 0.1
+  /** Records a statement's outcome: latency (exponentially smoothed) of successes, and `onQuery` listeners. */
+  observe(ms: number, ok = true): void {
+    if (ok) {
+      this.queries++
+      this.latencyMs = this.latencyMs === 0 ? ms : this.latencyMs * 0.9 + ms * 0.1
+    }
+    const listeners = this.listeners
+    if (listeners.length === 0) return
+    const o: QueryObservation = {
+      cluster: this.cluster,
+      node: this.name,
+      role: this.role,
+      durationMs: ms,
+      ok,
+    }
+    for (const l of listeners) {
+      try {
+        l(o)
+      } catch {
+        // a metrics listener never disturbs a query
+      }
+    }
   }
 
   /** Aborts all work on this node: pending checkouts fail at once, checked-out connections are destroyed. */

@@ -17,7 +17,7 @@ import { RouterEmitter, type RouterEventListener, type RouterEventName } from '.
 import type { FacadeHost, ScopedConnection } from './facade-host.js'
 import type { RouterOptions } from './options.js'
 import type { ResolvedConfig } from './resolved-config.js'
-import type { RouterNode } from './router-node.js'
+import type { QueryListener, RouterNode } from './router-node.js'
 import { type Scope, withMode } from './scope.js'
 import { scopedConnection } from './scoped-connection.js'
 import { isEvidentWrite, leadingKeyword } from './sql-guard.js'
@@ -101,6 +101,7 @@ export class Router {
   readonly #driver: Driver
   readonly #events = new RouterEmitter()
   readonly #als = new AsyncLocalStorage<Scope>()
+  readonly #queryListeners: QueryListener[] = []
   readonly #clusters: readonly Cluster[]
   /** The cluster of statements with no shard in scope (the only one when unsharded). */
   readonly #default: Cluster | undefined
@@ -116,7 +117,9 @@ export class Router {
     const config = this.#config
     this.#driver = config.driver
     this.#clusters = Object.freeze(
-      config.clusters.map((c) => new Cluster(c, config.driver, config.healthCheck, this.#events)),
+      config.clusters.map(
+        (c) => new Cluster(c, config.driver, config.healthCheck, this.#events, this.#queryListeners),
+      ),
     )
     this.#byName = new Map(this.#clusters.map((c) => [c.name, c]))
     const defaultShard = config.sharding?.defaultShard
@@ -349,6 +352,19 @@ export class Router {
     return results
   }
 
+  /**
+   * Calls `listener` after every statement a node runs (its node, role, cluster, duration and
+   * outcome) — the hook for metrics and tracing. Costs nothing while no listener is registered.
+   * Returns the unsubscribe function.
+   */
+  onQuery(listener: QueryListener): () => void {
+    this.#queryListeners.push(listener)
+    return () => {
+      const i = this.#queryListeners.indexOf(listener)
+      if (i >= 0) this.#queryListeners.splice(i, 1)
+    }
+  }
+
   /** Subscribes to a router event; returns the unsubscribe function. */
   on<E extends RouterEventName>(event: E, listener: RouterEventListener<E>): () => void {
     return this.#events.on(event, listener)
@@ -447,6 +463,7 @@ export class Router {
       await this.#wrote(cluster, session, conn)
       return result
     } catch (err) {
+      node.observe(0, false)
       destroy = isNodeFailure(classifyError(this.#driver, err))
       throw this.#failed(cluster, node, err, false)
     } finally {

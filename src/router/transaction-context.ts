@@ -79,6 +79,7 @@ export class TransactionContext<Conn = unknown> implements Transaction {
       this.routerNode.observe(performance.now() - started)
       return r
     } catch (err) {
+      this.routerNode.observe(performance.now() - started, false)
       throw this.fail(err)
     }
   }

@@ -1,0 +1,196 @@
+import { EventEmitter } from 'node:events'
+import { Readable } from 'node:stream'
+import type { PoolConnection, QueryOptions } from 'mysql2/promise'
+import type { ScopedConnection } from '../router/facade-host.js'
+import { relayEvents } from './mysql2-event-relay.js'
+import { type CoreConnection, coreOf, type Mysql2Command, type QueryCallback } from './mysql2-internals.js'
+import { queryTimeoutOf } from './mysql2-node-pool.js'
+import { RoutedMysql2PromiseConnection } from './mysql2-promise-connection.js'
+import { queryOptions, sqlOf } from './mysql2-statement.js'
+
+/** What a routed connection tells the pool facade it came from. */
+export interface ConnectionOwner {
+  emit(event: 'release', conn: RoutedMysql2Connection): boolean
+}
+
+/** A query that failed before it was sent: a Query-like emitter whose `stream()` errors too. */
+function failedCommand(err: unknown, callback: QueryCallback | undefined): Mysql2Command {
+  const cmd = new EventEmitter() as Mysql2Command
+  cmd.stream = () => {
+    const r = new Readable({ objectMode: true, read() {} })
+    process.nextTick(() => r.destroy(err as Error))
+    return r
+  }
+  process.nextTick(() => {
+    if (callback !== undefined) callback(err as Error)
+    else if (cmd.listenerCount('error') > 0) cmd.emit('error', err)
+    cmd.emit('end')
+  })
+  return cmd
+}
+
+/**
+ * A routed connection in mysql2's callback style (like mysql2's `PoolConnection`), as Kysely's
+ * `MysqlDialect` uses it: `query(sql, values?, cb?)` and `execute(...)` return mysql2's command
+ * (so `.stream()` works) and call `cb(err, rows, fields)`; `beginTransaction`/`commit`/`rollback`
+ * (inside `router.transaction` they become savepoints), `ping`, `release()`, `destroy()`,
+ * `end()` (= release, as mysql2 does for pooled connections), `promise()`.
+ *
+ * Every statement passes routemate's read-only guard and its errors feed passive health checks;
+ * the node's `queryTimeoutMs` applies unless a statement sets `timeout`. Caveats: `release()` and
+ * `destroy()` of a transaction's connection leave it to the transaction; without a callback,
+ * routemate listens to the command's `error` (for health), so an unhandled error does not throw.
+ *
+ * @example
+ * ```ts
+ * router.pool<RoutedMysql2Pool>().getConnection((err, conn) => {
+ *   if (err) return done(err)
+ *   conn.query('SELECT * FROM users WHERE id = ?', [1], (err, rows) => { conn.release(); done(err, rows) })
+ * })
+ * ```
+ */
+export class RoutedMysql2Connection extends EventEmitter {
+  readonly #sc: ScopedConnection<PoolConnection>
+  readonly #core: CoreConnection
+  readonly #owner: ConnectionOwner
+  readonly #detachers: (() => void)[] = []
+  #released = false
+  #promise: RoutedMysql2PromiseConnection | undefined
+
+  constructor(sc: ScopedConnection<PoolConnection>, owner: ConnectionOwner) {
+    super()
+    this.#sc = sc
+    this.#core = coreOf(sc.conn)
+    this.#owner = owner
+    relayEvents(this.#core, this, this.#detachers)
+  }
+
+  /** Name of the node this connection belongs to. */
+  get node(): string {
+    return this.#sc.node
+  }
+
+  /** The server's id of this connection (`CONNECTION_ID()`). */
+  get threadId(): number {
+    return this.#core.threadId ?? 0
+  }
+
+  get config(): object {
+    return this.#core.config
+  }
+
+  get state(): string | undefined {
+    return this.#core.state
+  }
+
+  query(sql: string | QueryOptions, values?: unknown, cb?: QueryCallback): Mysql2Command
+  query(sql: string | QueryOptions, cb: QueryCallback): Mysql2Command
+  query(sql: unknown, values?: unknown, cb?: unknown): Mysql2Command {
+    return this.#run('query', sql, values, cb)
+  }
+
+  execute(sql: string | QueryOptions, values?: unknown, cb?: QueryCallback): Mysql2Command
+  execute(sql: string | QueryOptions, cb: QueryCallback): Mysql2Command
+  execute(sql: unknown, values?: unknown, cb?: unknown): Mysql2Command {
+    return this.#run('execute', sql, values, cb)
+  }
+
+  beginTransaction(cb?: (err: Error | null) => void): Mysql2Command {
+    return this.query('START TRANSACTION', (err: Error | null) => cb?.(err))
+  }
+
+  commit(cb?: (err: Error | null) => void): Mysql2Command {
+    return this.query('COMMIT', (err: Error | null) => cb?.(err))
+  }
+
+  rollback(cb?: (err: Error | null) => void): Mysql2Command {
+    return this.query('ROLLBACK', (err: Error | null) => cb?.(err))
+  }
+
+  /** Already connected: calls back at once (mysql2's `connect()` on a connected connection). */
+  connect(cb?: (err: Error | null) => void): void {
+    if (cb !== undefined) process.nextTick(cb, null)
+  }
+
+  ping(cb?: (err: Error | null) => void): void {
+    this.#core.ping((err) => cb?.(err ? (this.#sc.fail(err) as Error) : null))
+  }
+
+  /** Gives the connection back to its pool (once; later calls do nothing). */
+  release(): void {
+    this.#giveBack(false)
+  }
+
+  /** Closes the connection instead of pooling it. */
+  destroy(): void {
+    this.#giveBack(true)
+  }
+
+  /** Releases the connection (mysql2's pooled `end()` does the same). */
+  end(cb?: (err?: Error | null) => void): void {
+    this.release()
+    if (cb !== undefined) process.nextTick(cb)
+  }
+
+  /** The same connection in mysql2's promise style. */
+  promise(): RoutedMysql2PromiseConnection {
+    this.#promise ??= new RoutedMysql2PromiseConnection(this, this.#core)
+    return this.#promise
+  }
+
+  escape(value: unknown): string {
+    return this.#core.escape(value)
+  }
+
+  escapeId(value: string | string[]): string {
+    return this.#core.escapeId(value)
+  }
+
+  format(sql: string, values?: unknown): string {
+    return this.#core.format(sql, values)
+  }
+
+  pause(): void {
+    this.#core.pause()
+  }
+
+  resume(): void {
+    this.#core.resume()
+  }
+
+  #giveBack(destroy: boolean): void {
+    if (this.#released) return
+    this.#released = true
+    for (const detach of this.#detachers.splice(0)) detach()
+    this.#promise?.detach()
+    this.#sc.release(destroy)
+    this.#owner.emit('release', this)
+  }
+
+  #run(kind: 'query' | 'execute', sql: unknown, values: unknown, cb: unknown): Mysql2Command {
+    if (typeof values === 'function') {
+      cb = values
+      values = undefined
+    }
+    const callback = typeof cb === 'function' ? (cb as QueryCallback) : undefined
+    const sc = this.#sc
+    const text = sqlOf(sql)
+    let translated: string
+    try {
+      sc.check(text)
+      translated = sc.translate(text)
+    } catch (err) {
+      return failedCommand(err, callback)
+    }
+    const options = queryOptions(sql, values, queryTimeoutOf(this.#core), translated)
+    const done: QueryCallback | undefined = callback
+      ? (err, result, fields) => (err ? callback(sc.fail(err) as Error) : callback(null, result, fields))
+      : undefined
+    const cmd =
+      kind === 'query'
+        ? this.#core.query(options, undefined, done)
+        : this.#core.execute(options, undefined, done)
+    if (callback === undefined) cmd.on('error', (err: unknown) => sc.fail(err))
+    return cmd
+  }
+}

@@ -1,0 +1,224 @@
+import type { PoolConnection } from 'mysql2/promise'
+import mysql2 from 'mysql2/promise'
+import type {
+  BeginOptions,
+  Driver,
+  DriverNodeOptions,
+  DriverPool,
+  ErrorClass,
+  ProbeResult,
+  QueryResult,
+} from '../router/driver.js'
+import type { FacadeHost } from '../router/facade-host.js'
+import { gtidFormat, gtidReached } from './gtid.js'
+import { classifyMysqlError } from './mysql2-errors.js'
+import { type CoreConnection, coreOf } from './mysql2-internals.js'
+import { type Mysql2Module, Mysql2NodePool, queryTimeoutOf } from './mysql2-node-pool.js'
+import { createMysql2PoolFacade, type RoutedMysql2Pool } from './mysql2-pool-facade.js'
+import { type ProbeMemo, probeNode } from './mysql2-probe.js'
+import { toQueryResult } from './mysql2-result.js'
+import { isPrepared, queryOptions } from './mysql2-statement.js'
+import { beginSql, beginStatements, savepointSql, splitCompoundBegin } from './mysql2-transaction-sql.js'
+
+/** Options of {@link mysql2Driver}. */
+export interface Mysql2DriverOptions {
+  /** The `mysql2/promise` module to use (e.g. to share one with your ORM). Default: the one routemate resolves. */
+  mysql2?: Mysql2Module
+}
+
+/** The mysql2 driver: a routemate {@link Driver} plus the multi-statement BEGIN the contract will adopt. */
+export interface Mysql2Driver extends Driver<PoolConnection> {
+  /**
+   * The statements that begin a transaction, to run in order (an isolation level needs its own
+   * `SET TRANSACTION ISOLATION LEVEL` first on MySQL/MariaDB).
+   */
+  beginStatements(options: BeginOptions): string[]
+  /** Builds `router.pool()`: see {@link RoutedMysql2Pool}. */
+  facade(host: FacadeHost<PoolConnection>): RoutedMysql2Pool
+}
+
+const noop = (): void => {}
+
+/** Server flavour of each pooled core connection, from its handshake (or `VERSION()`). */
+const flavours = new WeakMap<object, boolean>()
+
+async function isMariaDb(conn: PoolConnection, core: CoreConnection): Promise<boolean> {
+  let mariadb = flavours.get(core)
+  if (mariadb === undefined) {
+    const version = core._handshakePacket?.serverVersion
+    if (typeof version === 'string') mariadb = /mariadb/i.test(version)
+    else {
+      const rows = await queryRows(conn, 'SELECT VERSION() AS v', queryTimeoutOf(core))
+      mariadb = /mariadb/i.test(String(rows[0]?.v ?? ''))
+    }
+    flavours.set(core, mariadb)
+  }
+  return mariadb
+}
+
+/** Runs an internal statement (plain object rows, the given client-side timeout) and returns its rows. */
+async function queryRows(
+  conn: PoolConnection,
+  sql: string,
+  timeoutMs: number,
+  values?: unknown[],
+): Promise<Record<string, unknown>[]> {
+  const [rows] = await conn.query({
+    sql,
+    values,
+    rowsAsArray: false,
+    ...(timeoutMs > 0 ? { timeout: timeoutMs } : {}),
+  })
+  return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : []
+}
+
+/** The MySQL/MariaDB driver over `mysql2/promise`. */
+class Mysql2DriverImpl implements Mysql2Driver {
+  readonly dialect = 'mysql' as const
+  readonly name = 'mysql2'
+  readonly #lib: Mysql2Module
+  readonly #probeMemo: ProbeMemo = new Map()
+
+  constructor(options: Mysql2DriverOptions) {
+    this.#lib = options.mysql2 ?? mysql2
+  }
+
+  createPool(node: DriverNodeOptions, onError: (err: unknown) => void = noop): DriverPool<PoolConnection> {
+    return new Mysql2NodePool(this.#lib, node, onError)
+  }
+
+  async execute(
+    conn: PoolConnection,
+    stmt: string,
+    params: readonly unknown[] | undefined,
+  ): Promise<QueryResult> {
+    if (typeof stmt === 'string') {
+      const statements = splitCompoundBegin(stmt)
+      if (statements !== undefined) {
+        let last: QueryResult | undefined
+        for (const s of statements) last = await this.execute(conn, s, undefined)
+        return last as QueryResult
+      }
+    }
+    const options = queryOptions(stmt, params, queryTimeoutOf(coreOf(conn)))
+    const [result, fields] = isPrepared(stmt) ? await conn.execute(options) : await conn.query(options)
+    return toQueryResult(result, fields)
+  }
+
+  probe(node: DriverNodeOptions, signal: AbortSignal): Promise<ProbeResult> {
+    return probeNode(this.#lib, node, signal, this.#probeMemo)
+  }
+
+  positionReached(replay: string, target: string): boolean {
+    return gtidReached(replay, target)
+  }
+
+  async positionAfterWrite(conn: PoolConnection): Promise<string> {
+    const core = coreOf(conn)
+    // MariaDB: @@gtid_binlog_pos read on the writing connection right after its commit includes
+    // that commit in every domain (perhaps later ones of other sessions too: waiting for those is
+    // harmless), whereas @@last_gtid only covers one domain and only this connection's last write.
+    const sql = (await isMariaDb(conn, core))
+      ? 'SELECT @@GLOBAL.gtid_binlog_pos AS pos'
+      : 'SELECT @@GLOBAL.gtid_executed AS pos'
+    const rows = await queryRows(conn, sql, queryTimeoutOf(core))
+    if (rows.length === 0) throw new Error(`${sql} returned no row`)
+    return String(rows[0]?.pos ?? '').replace(/\s+/g, '')
+  }
+
+  async waitForPosition(
+    conn: PoolConnection,
+    target: string,
+    timeoutMs: number,
+  ): Promise<string | undefined> {
+    const core = coreOf(conn)
+    const mariadb = await isMariaDb(conn, core)
+    const read = async (): Promise<string | undefined> => {
+      const sql = mariadb ? 'SELECT @@GLOBAL.gtid_slave_pos AS pos' : 'SELECT @@GLOBAL.gtid_executed AS pos'
+      const pos = (await queryRows(conn, sql, queryTimeoutOf(core)))[0]?.pos
+      return typeof pos === 'string' ? pos.replace(/\s+/g, '') : undefined
+    }
+    const format = gtidFormat(target)
+    if (timeoutMs <= 0 || format === undefined || format !== (mariadb ? 'mariadb' : 'mysql')) return read()
+    if (mariadb) {
+      // MASTER_GTID_WAIT blocks on the server until @@gtid_slave_pos reaches `target` (0) or the
+      // timeout passes (-1): no polling. Fractional seconds are allowed.
+      const base = queryTimeoutOf(core)
+      await queryRows(conn, 'SELECT MASTER_GTID_WAIT(?, ?) AS r', base > 0 ? base + timeoutMs : 0, [
+        target,
+        timeoutMs / 1000,
+      ])
+      return read()
+    }
+    // MySQL: poll @@gtid_executed (as the pg driver polls its replay LSN).
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const pos = await read()
+      if (pos === undefined || gtidReached(pos, target)) return pos
+      const left = deadline - Date.now()
+      if (left <= 0) return pos
+      await new Promise((r) => setTimeout(r, Math.min(5, left)))
+    }
+  }
+
+  beginSql(options: BeginOptions): string {
+    return beginSql(options)
+  }
+
+  beginStatements(options: BeginOptions): string[] {
+    return beginStatements(options)
+  }
+
+  savepointSql(name: string, op: 'create' | 'release' | 'rollback'): string {
+    return savepointSql(name, op)
+  }
+
+  classify(err: unknown): ErrorClass {
+    return classifyMysqlError(err)
+  }
+
+  facade(host: FacadeHost<PoolConnection>): RoutedMysql2Pool {
+    return createMysql2PoolFacade(this.#lib, host)
+  }
+}
+
+/**
+ * The MySQL/MariaDB driver for routemate, over `mysql2` (an optional peer dependency): one
+ * `mysql2/promise` pool per node (plus a read-only one on the primary for `readOnly` reads that
+ * fall back to it, whose connections run `SET SESSION TRANSACTION READ ONLY`), probes reading
+ * `@@read_only` and GTID positions, and `router.pool()` as a mysql2 pool look-alike for Kysely and
+ * Drizzle.
+ *
+ * - URL: `mysql://` or `mariadb://user:password@host:3306/database?charset=utf8mb4`; query
+ *   parameters set mysql2 options by their mysql2 names (`charset`, `timezone`, `ssl=true`,
+ *   `connectionLimit`...; an unknown one throws a `TypeError` naming the node). Then
+ *   `connectTimeout` comes from `connectTimeoutMs`, and each node's `pool` options go to mysql2's
+ *   `createPool` last (default `connectionLimit` 10).
+ * - Results: a SELECT gives `{ rows, rowCount: rows.length, fields }`; a write gives `{ rows: [],
+ *   rowCount: affectedRows, insertId, affectedRows, changedRows, info, warningStatus }`; several
+ *   result sets give `{ rows: results, rowCount: null, fields }`. Statements run with `query`
+ *   (text protocol, so any statement works); a mysql2 options object (`{ sql, values, rowsAsArray,
+ *   typeCast... }`) is accepted as the statement.
+ * - `queryTimeoutMs` becomes mysql2's per-query `timeout`; a timed-out query rejects with
+ *   `PROTOCOL_SEQUENCE_TIMEOUT` and its connection is destroyed (the server may still run it).
+ * - Transactions: `START TRANSACTION [READ ONLY]`, an isolation level is set by a preceding
+ *   `SET TRANSACTION ISOLATION LEVEL` (see `beginStatements`).
+ * - Replication state needs a privilege: grant the application user `REPLICATION CLIENT` (MySQL)
+ *   or `SLAVE MONITOR` (MariaDB 10.5.9+). Without it, probes still read role and position, and
+ *   `replicating` / `reportedLagMs` stay unknown.
+ * - Positions are GTIDs (`positionReached` = {@link gtidReached}): read-your-writes by position
+ *   needs MariaDB with a binary log on the primary, or MySQL with `gtid_mode=ON` (otherwise a
+ *   MySQL probe reports no position). `waitForPosition` uses `MASTER_GTID_WAIT` on MariaDB and
+ *   polls `@@gtid_executed` on MySQL.
+ *
+ * @example
+ * ```ts
+ * import { createRouter } from 'routemate'
+ * import { mysql2Driver } from 'routemate/mysql2'
+ * const router = createRouter({ driver: mysql2Driver(), primary: 'mysql://app:pw@db1/app', replicas: ['mysql://app:pw@db2/app'] })
+ * const { rows } = await router.readOnly(() => router.query('SELECT * FROM users WHERE id = ?', [1]))
+ * ```
+ */
+export function mysql2Driver(options: Mysql2DriverOptions = {}): Mysql2Driver {
+  return new Mysql2DriverImpl(options)
+}

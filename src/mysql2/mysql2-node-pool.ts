@@ -1,0 +1,127 @@
+import type { Pool, PoolConnection } from 'mysql2/promise'
+import type { DriverNodeOptions, DriverPool } from '../router/driver.js'
+import {
+  type CoreConnection,
+  type CorePoolInternals,
+  coreOf,
+  destroySocket,
+  destroySocketLater,
+  poolConnections,
+  queueLength,
+} from './mysql2-internals.js'
+import { poolOptions } from './mysql2-options.js'
+
+/** The `mysql2/promise` module (or a compatible one). */
+export type Mysql2Module = typeof import('mysql2/promise')
+
+/** `queryTimeoutMs` of the node each pooled core connection belongs to. */
+const queryTimeouts = new WeakMap<object, number>()
+
+/**
+ * The client-side query timeout (ms, `0` = none) of the node a connection belongs to, for
+ * statements run on it through the pool facade.
+ *
+ * @example
+ * ```ts
+ * queryOptions(sql, values, queryTimeoutOf(coreOf(conn)))
+ * ```
+ */
+export function queryTimeoutOf(core: CoreConnection): number {
+  return queryTimeouts.get(core) ?? 0
+}
+
+const READ_ONLY_SQL = 'SET SESSION TRANSACTION READ ONLY'
+
+/**
+ * The DriverPool of one node over a `mysql2/promise` pool (mysql2's own PoolCluster is not used:
+ * the router decides health itself). Every connection gets an `error` listener as soon as it is
+ * connected (while connecting, mysql2's own connect callback takes its errors), so a server dying
+ * never crashes the process; errors of idle connections go to `onError` (errors of checked-out
+ * ones reach their caller). A read-only pool runs
+ * `SET SESSION TRANSACTION READ ONLY` on each connection before its first use (again after each
+ * release when `resetOnRelease` is on, since a reset clears it).
+ *
+ * @example
+ * ```ts
+ * const pool = new Mysql2NodePool(mysql2, node, (err) => console.warn(err))
+ * const conn = await pool.acquire(); try { await conn.query('SELECT 1') } finally { pool.release(conn, false) }
+ * ```
+ */
+export class Mysql2NodePool implements DriverPool<PoolConnection> {
+  readonly #pool: Pool
+  readonly #node: DriverNodeOptions
+  readonly #rememberReadOnly: boolean
+  readonly #readOnlyDone = new WeakSet<object>()
+  readonly #busy = new WeakSet<object>()
+
+  constructor(lib: Mysql2Module, node: DriverNodeOptions, onError: (err: unknown) => void) {
+    this.#node = node
+    const options = poolOptions(node)
+    this.#rememberReadOnly = options.resetOnRelease !== true
+    this.#pool = lib.createPool(options)
+    this.#pool.on('connection', (conn) => {
+      const core = conn as unknown as CoreConnection
+      queryTimeouts.set(core, node.queryTimeoutMs)
+      core.on('error', (err: unknown) => {
+        if (!this.#busy.has(core)) onError(err)
+      })
+    })
+  }
+
+  async acquire(): Promise<PoolConnection> {
+    const conn = await this.#pool.getConnection()
+    const core = coreOf(conn)
+    this.#busy.add(core)
+    if (this.#node.readOnly && !this.#readOnlyDone.has(core)) {
+      try {
+        await conn.query({ sql: READ_ONLY_SQL, timeout: this.#node.connectTimeoutMs })
+      } catch (err) {
+        this.release(conn, true)
+        throw err
+      }
+      if (this.#rememberReadOnly) this.#readOnlyDone.add(core)
+    }
+    return conn
+  }
+
+  release(conn: PoolConnection, destroy: boolean): void {
+    const core = coreOf(conn)
+    this.#busy.delete(core)
+    if (!destroy) {
+      conn.release()
+      return
+    }
+    // mysql2's destroy() forgets the connection and half-closes the socket; close it for good now.
+    conn.destroy()
+    destroySocket(core)
+  }
+
+  destroy(conn: PoolConnection): void {
+    destroySocket(coreOf(conn))
+  }
+
+  async end(): Promise<void> {
+    const internals = this.#pool.pool as unknown as CorePoolInternals
+    const connections = poolConnections(internals)
+    const graceMs = Math.max(1000, this.#node.connectTimeoutMs)
+    // mysql2's end() sends COM_QUIT on every connection; a frozen server would never answer a
+    // connection busy before it, so the wait is bounded, and sockets left open are destroyed.
+    let timer: NodeJS.Timeout | undefined
+    const bounded = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs)
+      timer.unref()
+    })
+    await Promise.race([this.#pool.end().catch(() => {}), bounded])
+    clearTimeout(timer)
+    for (const core of connections) destroySocketLater(core, graceMs)
+  }
+
+  counts(): { total: number; idle: number; waiting: number } {
+    const p = this.#pool.pool as unknown as CorePoolInternals
+    return {
+      total: queueLength(p._allConnections),
+      idle: queueLength(p._freeConnections),
+      waiting: queueLength(p._connectionQueue),
+    }
+  }
+}

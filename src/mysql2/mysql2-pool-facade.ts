@@ -1,0 +1,181 @@
+import { EventEmitter } from 'node:events'
+import type { FieldPacket, PoolConnection, QueryOptions } from 'mysql2/promise'
+import type { FacadeHost, ScopedConnection } from '../router/facade-host.js'
+import type { Statement } from '../router/statement.js'
+import { RoutedMysql2Connection } from './mysql2-connection-facade.js'
+import { coreOf } from './mysql2-internals.js'
+import type { Mysql2Module } from './mysql2-node-pool.js'
+import type { RoutedMysql2PromiseConnection } from './mysql2-promise-connection.js'
+import { nativeResult } from './mysql2-result.js'
+import { asPrepared, queryOptions } from './mysql2-statement.js'
+
+/** A mysql2-style callback of a pool query. */
+export type PoolQueryCallback = (err: Error | null, result?: unknown, fields?: FieldPacket[]) => void
+
+/** A mysql2-style callback of `getConnection` (`connection` is `undefined` when `err` is set, as in mysql2). */
+export type GetConnectionCallback = (err: Error | null, connection: RoutedMysql2Connection) => void
+
+/**
+ * `router.pool()` of the mysql2 driver: one object that works as both of mysql2's pools, switching
+ * style on a trailing callback, and routed by the caller's routemate scope. It is an
+ * `EventEmitter`, as Drizzle requires.
+ *
+ * - Promise style (`mysql2/promise` `Pool`, as Drizzle's `mysql2` driver uses it):
+ *   `query(sql, values?)` / `execute(sql, values?)` resolve to mysql2's native `[rows, fields]`
+ *   (`[ResultSetHeader, undefined]` for a write); `getConnection()` resolves to a
+ *   {@link RoutedMysql2PromiseConnection}; `end()` returns a promise.
+ * - Callback style (`mysql2` `Pool`, as Kysely's `MysqlDialect` uses it): `getConnection(cb)`
+ *   gives a {@link RoutedMysql2Connection} (`conn.query(sql, values, cb)`,
+ *   `conn.query(sql, values).stream()`, `conn.release()`); `query(sql, values, cb)`; `end(cb)`.
+ * - `promise()` and `pool` return the object itself, so code that converts between the two styles
+ *   keeps working.
+ *
+ * Pool-level `query`/`execute` go through the router (read-only guard, retries of reads,
+ * passive health); `execute` uses prepared statements. `getConnection()` checks out a connection
+ * chosen by the scope: inside `router.transaction` it is the transaction's own, whose
+ * BEGIN/COMMIT/ROLLBACK become savepoints and whose `release()` leaves it to the transaction.
+ * `end()` closes the router. Events: `connection` (first checkout of a physical connection),
+ * `acquire`, `release`, and `error` (background errors, emitted only while someone listens).
+ * Caveats: `enqueue` is never emitted (the router's node pools queue internally); a pool query
+ * without a callback returns a promise, not a streamable command (stream through `getConnection`).
+ *
+ * @example
+ * ```ts
+ * import { Kysely, MysqlDialect } from 'kysely'
+ * import { drizzle } from 'drizzle-orm/mysql2'
+ * const kysely = new Kysely<DB>({ dialect: new MysqlDialect({ pool: router.pool() }) })
+ * const db = drizzle({ client: router.pool<import('mysql2/promise').Pool>() })
+ * ```
+ */
+export class RoutedMysql2Pool extends EventEmitter {
+  readonly #host: FacadeHost<PoolConnection>
+  readonly #lib: Mysql2Module
+  readonly #seen = new WeakSet<object>()
+
+  constructor(lib: Mysql2Module, host: FacadeHost<PoolConnection>) {
+    super()
+    this.#lib = lib
+    this.#host = host
+    host.onError((err) => {
+      if (this.listenerCount('error') > 0) this.emit('error', err)
+    })
+  }
+
+  /** The pool itself (mysql2's promise pool exposes its callback pool here). */
+  get pool(): this {
+    return this
+  }
+
+  /** The pool itself: it already speaks the promise API. */
+  promise(): this {
+    return this
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: mysql2's promise API types results by a caller-chosen generic
+  query<T = any>(sql: string | QueryOptions, values?: unknown): Promise<[T, FieldPacket[]]>
+  query(sql: string | QueryOptions, cb: PoolQueryCallback): void
+  query(sql: string | QueryOptions, values: unknown, cb: PoolQueryCallback): void
+  query(sql: unknown, values?: unknown, cb?: unknown): unknown {
+    return this.#run(false, sql, values, cb)
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: as above
+  execute<T = any>(sql: string | QueryOptions, values?: unknown): Promise<[T, FieldPacket[]]>
+  execute(sql: string | QueryOptions, cb: PoolQueryCallback): void
+  execute(sql: string | QueryOptions, values: unknown, cb: PoolQueryCallback): void
+  execute(sql: unknown, values?: unknown, cb?: unknown): unknown {
+    return this.#run(true, sql, values, cb)
+  }
+
+  getConnection(): Promise<RoutedMysql2PromiseConnection>
+  getConnection(cb: GetConnectionCallback): void
+  getConnection(cb?: GetConnectionCallback): Promise<RoutedMysql2PromiseConnection> | undefined {
+    const p = this.#host.connect().then((sc) => this.#wrap(sc))
+    if (typeof cb === 'function') {
+      p.then(
+        (conn) => cb(null, conn),
+        (err: unknown) => cb(err as Error, undefined as unknown as RoutedMysql2Connection),
+      )
+      return undefined
+    }
+    return p.then((conn) => conn.promise())
+  }
+
+  /** Releases a connection got from {@link RoutedMysql2Pool.getConnection}. */
+  releaseConnection(conn: RoutedMysql2Connection | RoutedMysql2PromiseConnection): void {
+    conn.release()
+  }
+
+  /** Closes the router (every node's pool). */
+  end(): Promise<void>
+  end(cb: (err?: Error | null) => void): void
+  end(cb?: (err?: Error | null) => void): Promise<void> | undefined {
+    const p = this.#host.close()
+    if (typeof cb === 'function') {
+      p.then(
+        () => cb(null),
+        (err: unknown) => cb(err as Error),
+      )
+      return undefined
+    }
+    return p
+  }
+
+  escape(value: unknown): string {
+    return this.#lib.escape(value as Parameters<Mysql2Module['escape']>[0])
+  }
+
+  escapeId(value: string | string[]): string {
+    return this.#lib.escapeId(value)
+  }
+
+  format(sql: string, values?: unknown): string {
+    return this.#lib.format(sql, values as Parameters<Mysql2Module['format']>[1])
+  }
+
+  #wrap(sc: ScopedConnection<PoolConnection>): RoutedMysql2Connection {
+    const conn = new RoutedMysql2Connection(sc, this)
+    const core = coreOf(sc.conn)
+    if (!this.#seen.has(core)) {
+      this.#seen.add(core)
+      this.emit('connection', conn)
+    }
+    this.emit('acquire', conn)
+    return conn
+  }
+
+  #run(prepared: boolean, sql: unknown, values: unknown, cb: unknown): unknown {
+    if (typeof values === 'function') {
+      cb = values
+      values = undefined
+    }
+    const options = queryOptions(sql, values, 0)
+    const stmt = (prepared ? asPrepared(options) : options) as unknown as Statement
+    const p = this.#host.query(stmt).then(nativeResult)
+    if (typeof cb === 'function') {
+      const callback = cb as PoolQueryCallback
+      p.then(
+        ([result, fields]) => callback(null, result, fields as FieldPacket[]),
+        (err: unknown) => callback(err as Error),
+      )
+      return undefined
+    }
+    return p
+  }
+}
+
+/**
+ * Builds `router.pool()` for the mysql2 driver: see {@link RoutedMysql2Pool}.
+ *
+ * @example
+ * ```ts
+ * const pool = createMysql2PoolFacade(mysql2, host)
+ * const [rows] = await pool.query('SELECT 1 AS x')
+ * ```
+ */
+export function createMysql2PoolFacade(
+  lib: Mysql2Module,
+  host: FacadeHost<PoolConnection>,
+): RoutedMysql2Pool {
+  return new RoutedMysql2Pool(lib, host)
+}
