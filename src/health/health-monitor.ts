@@ -70,7 +70,7 @@ export class HealthMonitor {
     const work: Promise<void>[] = []
     for (const cluster of this.#clusters) {
       for (const node of cluster.nodes) {
-        if (node.probing || now < node.nextProbeAt) continue
+        if (node.probing || node.drained || now < node.nextProbeAt) continue
         work.push(this.probeNode(cluster, node))
       }
     }

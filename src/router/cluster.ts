@@ -15,8 +15,8 @@ const EMPTY: readonly RouterNode[] = Object.freeze([])
  */
 export class Cluster {
   readonly name: string
-  /** Every node of the cluster, in configuration order. */
-  readonly nodes: readonly RouterNode[]
+  /** Every node of the cluster, in configuration order (replaced, never mutated, on topology changes). */
+  nodes: readonly RouterNode[]
   /** The current primary: configured, or discovered (`undefined` until a probe finds one). */
   primary: RouterNode | undefined
   /** The current replicas (every node but the primary). */
@@ -31,6 +31,9 @@ export class Cluster {
   /** Whether reads are currently falling back (no usable replica while replicas exist). */
   fallingBack = false
   readonly #events: RouterEmitter
+  readonly #make: (n: ResolvedNode) => RouterNode
+  /** What runtime-added nodes inherit. */
+  readonly defaults: ResolvedCluster['defaults']
 
   constructor(
     config: ResolvedCluster,
@@ -42,9 +45,10 @@ export class Cluster {
     this.name = config.name
     this.#events = events
     this.discovery = config.discovery
+    this.defaults = config.defaults
     this.maxReplicationLagMs = config.maxReplicationLagMs
     this.fallbackToPrimary = config.fallbackToPrimary
-    const make = (n: ResolvedNode) =>
+    this.#make = (n: ResolvedNode) =>
       new RouterNode(
         driver,
         n,
@@ -53,6 +57,7 @@ export class Cluster {
         (error: unknown) => events.emit('error', { error, context: 'pooled connection error', node: n.name }),
         listeners,
       )
+    const make = this.#make
     this.primary = config.primary === undefined ? undefined : make(config.primary)
     const replicas = config.replicas.map(make)
     this.replicas = Object.freeze(replicas)
@@ -64,6 +69,7 @@ export class Cluster {
 
   /** Why a replica is not usable, or `undefined` when it is. */
   unusableReason(node: RouterNode): string | undefined {
+    if (node.drained) return 'drained'
     if (node.state === 'down') return 'down'
     if (this.discovery && node.reportedRole === undefined) return 'unknown-role'
     if (!node.trusted) return 'role-mismatch'
@@ -121,6 +127,23 @@ export class Cluster {
     this.#events.emit('primary:changed', { cluster: this.name, from: cur?.name, to: next.name })
     this.rebuild()
     return true
+  }
+
+  /** Adds a replica at runtime (already validated); it is used once probes find it healthy. */
+  addReplica(config: ResolvedNode): RouterNode {
+    const node = this.#make(config)
+    if (this.discovery) node.role = 'replica'
+    this.replicas = Object.freeze([...this.replicas, node])
+    this.nodes = Object.freeze([...this.nodes, node])
+    this.rebuild()
+    return node
+  }
+
+  /** Forgets a (drained) replica. */
+  removeReplica(node: RouterNode): void {
+    this.replicas = Object.freeze(this.replicas.filter((n) => n !== node))
+    this.nodes = Object.freeze(this.nodes.filter((n) => n !== node))
+    this.rebuild()
   }
 
   /** Picks a usable replica other than `exclude` (for a retry), or `undefined`. */

@@ -139,7 +139,11 @@ export function resolveClusterNodes(
   return { primary, replicas: Object.freeze(replicas), discovery: false }
 }
 
-function resolveNode(
+/**
+ * Validates one node (a URL string or a node object) into a frozen `ResolvedNode`, registering its
+ * name and server in `registry` (duplicates throw `ConfigError` naming both paths).
+ */
+export function resolveNode(
   value: unknown,
   path: string,
   defaultName: string,
@@ -161,7 +165,7 @@ function resolveNode(
     checkKeys(config, path, NODE_KEYS)
     urlPath = `${path}.url`
   }
-  const url = parseUrl(config.url, urlPath, dialect)
+  const url = parseNodeUrl(config.url, urlPath, dialect)
   const explicit = config.name !== undefined
   const name = explicit ? checkName(config.name, `${path}.name`) : defaultName
   registry.addName(name, path, explicit)
@@ -200,7 +204,7 @@ function expectedUrl(dialect: Dialect): string {
   return `a ${main}// URL (or ${alias}//)`
 }
 
-interface ParsedUrl {
+export interface ParsedUrl {
   /** The URL as given. */
   readonly text: string
   /** `host:port/database`, lower-cased host, default port filled in. */
@@ -208,7 +212,8 @@ interface ParsedUrl {
   readonly secrets: readonly string[]
 }
 
-function parseUrl(value: unknown, path: string, dialect: Dialect): ParsedUrl {
+/** Parses and checks a node URL for a dialect (`ConfigError` at `path` when it is not one). */
+export function parseNodeUrl(value: unknown, path: string, dialect: Dialect): ParsedUrl {
   const expected = expectedUrl(dialect)
   if (value === undefined) throw new ConfigError(path, `required; expected ${expected}`)
   if (typeof value !== 'string') throw new ConfigError(path, `expected ${expected}, got ${describe(value)}`)

@@ -144,6 +144,7 @@ export function resolveConfig(options: unknown): ResolvedConfig {
             `${path}.fallbackToPrimary`,
             fallbackToPrimary,
           ),
+          defaults: Object.freeze(shardDefaults),
         }),
       )
     }
@@ -153,7 +154,14 @@ export function resolveConfig(options: unknown): ResolvedConfig {
     }
     const nodes = resolveClusterNodes(o, '', '', driver.dialect, defaults, registry)
     clusters.push(
-      Object.freeze({ name: 'default', ...nodes, balancer, maxReplicationLagMs, fallbackToPrimary }),
+      Object.freeze({
+        name: 'default',
+        ...nodes,
+        balancer,
+        maxReplicationLagMs,
+        fallbackToPrimary,
+        defaults: Object.freeze(defaults),
+      }),
     )
   }
   return Object.freeze({

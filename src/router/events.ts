@@ -40,6 +40,12 @@ export interface RouterEvents {
   'fallback:end': { readonly cluster: string }
   /** The cluster's primary changed (roles discovered by the probes): writes go to `to` now. `from` is undefined for the first primary found. */
   'primary:changed': { readonly cluster: string; readonly from: string | undefined; readonly to: string }
+  /** A replica was added at runtime (`router.addReplica`). */
+  'node:added': NodeEventBase
+  /** A node was drained: it takes no new queries and its pools are closed. */
+  'node:drained': NodeEventBase & { readonly aborted: number }
+  /** A replica was removed at runtime (`router.removeReplica`). */
+  'node:removed': NodeEventBase
   /** A read failed with a connection error and is retried on another node. */
   retry: { readonly cluster: string; readonly from: string; readonly to: string; readonly error: string }
   /** A background failure (a probe that threw unexpectedly, an idle connection dying). Never thrown. */

@@ -44,6 +44,12 @@ export interface ResolvedCluster {
   /** 0 = lag check off. */
   readonly maxReplicationLagMs: number
   readonly fallbackToPrimary: boolean
+  /** What nodes added at runtime inherit (pool options, timeouts). */
+  readonly defaults: {
+    readonly pool: Readonly<Record<string, unknown>>
+    readonly queryTimeoutMs: number
+    readonly connectTimeoutMs: number
+  }
 }
 
 /** Sharding settings after validation. */

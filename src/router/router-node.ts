@@ -62,6 +62,10 @@ export class RouterNode<Conn = unknown> implements NodeView {
   position: string | undefined = undefined
   /** False when the node reported its replication stopped. */
   replicating = true
+  /** Drained (or being removed): takes no new queries; its pools close once in-flight work is done. */
+  drained = false
+  /** The drain in progress or done, so draining twice closes the pools once. */
+  draining: Promise<void> | undefined = undefined
   /** Whether the lag policy currently excludes this replica. */
   lagging = false
   /** Time of the next due probe (ms since epoch); backoff moves it out for down nodes. */
@@ -79,6 +83,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
   readonly #busy = new Map<Conn, DriverPool<Conn>>()
   readonly #pending = new Set<PendingAcquire>()
   #ended = false
+  #ending: Promise<void> | undefined
 
   readonly #onError: (err: unknown) => void
   /** The router's `onQuery` listeners (shared array; empty unless someone listens). */
@@ -223,12 +228,14 @@ export class RouterNode<Conn = unknown> implements NodeView {
     return { total: a.total + b.total, idle: a.idle + b.idle, waiting: a.waiting + b.waiting }
   }
 
-  /** Ends the pools (after in-flight work was released or aborted). */
-  async end(): Promise<void> {
+  /** Ends the pools (after in-flight work was released or aborted). Idempotent: the pools end once. */
+  end(): Promise<void> {
+    if (this.#ending !== undefined) return this.#ending
     this.#ended = true
     const ends = [this.#pool.end()]
     if (this.#readOnlyPool !== undefined) ends.push(this.#readOnlyPool.end())
-    await Promise.allSettled(ends)
+    this.#ending = Promise.allSettled(ends).then(() => undefined)
+    return this.#ending
   }
 
   /** The options the driver gets for this node. */

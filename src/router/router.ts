@@ -15,7 +15,7 @@ import { resolveConfig } from './config.js'
 import type { Driver, IsolationLevel, QueryResult } from './driver.js'
 import { RouterEmitter, type RouterEventListener, type RouterEventName } from './events.js'
 import type { FacadeHost, ScopedConnection } from './facade-host.js'
-import type { RouterOptions } from './options.js'
+import type { NodeConfig, RouterOptions } from './options.js'
 import type { ResolvedConfig } from './resolved-config.js'
 import type { QueryListener, RouterNode } from './router-node.js'
 import { type Scope, withMode } from './scope.js'
@@ -23,6 +23,7 @@ import { scopedConnection } from './scoped-connection.js'
 import { isEvidentWrite, leadingKeyword } from './sql-guard.js'
 import { classifyError, isNodeFailure, type Statement, textOf, withCallerStack } from './statement.js'
 import { type RouterStats, statsOf } from './stats.js'
+import * as topology from './topology.js'
 import { type Transaction, TransactionContext } from './transaction-context.js'
 
 /** Options of `router.transaction`. */
@@ -350,6 +351,66 @@ export class Router {
     }
     await Promise.all(Array.from({ length: Math.min(limit, names.length) }, worker))
     return results
+  }
+
+  // ---- runtime topology -----------------------------------------------------------------------
+
+  #topology(): topology.TopologyDeps {
+    return {
+      clusters: this.#clusters,
+      dialect: this.#driver.dialect,
+      monitor: this.#monitor,
+      events: this.#events,
+    }
+  }
+
+  #node(name: string): { cluster: Cluster; node: RouterNode } {
+    const found = topology.findNode(this.#clusters, name)
+    if (found === undefined) throw new TypeError(`unknown node "${name}"`)
+    return found
+  }
+
+  /**
+   * Adds a replica at runtime (to `options.shard` in a sharded router). Validated like a
+   * configured one (`ConfigError`); resolves with its name after its first probe.
+   */
+  addReplica(node: string | NodeConfig, options: { shard?: string } = {}): Promise<string> {
+    if (this.#closed) return Promise.reject(new RouterClosedError())
+    const cluster = options.shard === undefined ? this.#default : this.#byName.get(options.shard)
+    if (cluster === undefined) {
+      return Promise.reject(
+        options.shard === undefined
+          ? new ShardKeyRequiredError()
+          : new UnknownShardError(options.shard, this.shardNames),
+      )
+    }
+    try {
+      return topology.addReplica(this.#topology(), cluster, node)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+  }
+
+  /**
+   * Drains a replica: it takes no new queries; in-flight queries and transactions finish (up to
+   * `timeoutMs`, then they are aborted); then its pools close, exactly once. It stays in
+   * `stats()` as `drained`.
+   */
+  async drain(name: string, options?: topology.DrainOptions): Promise<void> {
+    const { cluster, node } = this.#node(name)
+    return topology.drain(this.#topology(), cluster, node, options)
+  }
+
+  /** Drains a replica (see `drain`), then removes it from the router. */
+  async removeReplica(name: string, options?: topology.DrainOptions): Promise<void> {
+    const { cluster, node } = this.#node(name)
+    return topology.removeReplica(this.#topology(), cluster, node, options)
+  }
+
+  /** Changes a node's weight at runtime (used by `weighted-round-robin`, `random`, `least-outstanding`; 0 takes it out of balancing). */
+  setWeight(name: string, weight: number): void {
+    const { cluster, node } = this.#node(name)
+    topology.setWeight(cluster, node, weight)
   }
 
   /**
