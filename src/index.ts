@@ -68,6 +68,7 @@ export {
 export { isEvidentWrite, leadingKeyword } from './router/sql-guard.js'
 export type { Statement } from './router/statement.js'
 export type { ClusterStats, NodeStats, RouterStats } from './router/stats.js'
+export type { DrainOptions } from './router/topology.js'
 export type { QueryListener, QueryObservation } from './router/router-node.js'
 export type { Transaction } from './router/transaction-context.js'
 export * from './sharding/index.js'

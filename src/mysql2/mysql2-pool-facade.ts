@@ -39,12 +39,16 @@ export type GetConnectionCallback = (err: Error | null, connection: RoutedMysql2
  * Caveats: `enqueue` is never emitted (the router's node pools queue internally); a pool query
  * without a callback returns a promise, not a streamable command (stream through `getConnection`).
  *
+ * Tested with Kysely 0.28 (`MysqlDialect`, transactions, `stream()`) and Drizzle 0.45
+ * (`drizzle-orm/mysql2`, nested transactions): pass the same `router.pool()` to either.
+ *
  * @example
  * ```ts
  * import { Kysely, MysqlDialect } from 'kysely'
  * import { drizzle } from 'drizzle-orm/mysql2'
+ * import type { Pool } from 'mysql2/promise'
  * const kysely = new Kysely<DB>({ dialect: new MysqlDialect({ pool: router.pool() }) })
- * const db = drizzle({ client: router.pool<import('mysql2/promise').Pool>() })
+ * const db = drizzle({ client: router.pool<Pool>() }) // typed as mysql2's Pool for Drizzle's signature
  * ```
  */
 export class RoutedMysql2Pool extends EventEmitter {

@@ -4,7 +4,11 @@
  * positions, error classification of real errors, and the pool facade through a router.
  */
 import { readFileSync } from 'node:fs'
-import type { PoolConnection } from 'mysql2/promise'
+import { eq } from 'drizzle-orm'
+import { int, mysqlTable, varchar } from 'drizzle-orm/mysql-core'
+import { drizzle } from 'drizzle-orm/mysql2'
+import { type Generated, Kysely, MysqlDialect, sql } from 'kysely'
+import type { Pool, PoolConnection } from 'mysql2/promise'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   createRouter,
@@ -302,6 +306,7 @@ describe('probe', () => {
   })
 
   it('reads a replica without the privilege for replication status: role and position only', async () => {
+    await cluster.query('primary', "REVOKE SLAVE MONITOR ON *.* FROM 'app'@'%'", [], { superuser: true })
     await cluster.waitForReplication()
     const result = await probe(cluster.replicas[0]?.url ?? '')
     const [row] = (await cluster.query('replica1', 'SELECT @@gtid_slave_pos AS pos')) as { pos: string }[]
@@ -613,6 +618,76 @@ describe('through a router', () => {
     while (errors.length === 0 && Date.now() - t0 < 3000) await sleep(20)
     expect(errors.length).toBeGreaterThan(0)
     pool.removeAllListeners('error')
+  })
+
+  it('Kysely over router.pool(): writes, readOnly reads on the replica, transactions, streams', async () => {
+    interface DB {
+      items: { id: Generated<number>; v: string | null }
+    }
+    const db = new Kysely<DB>({ dialect: new MysqlDialect({ pool: router.pool() }) })
+    const ins = await db.insertInto('items').values({ v: 'kysely' }).executeTakeFirstOrThrow()
+    expect(Number(ins.insertId)).toBeGreaterThan(0)
+    await cluster.waitForReplication()
+    const read = await router.readOnly(() =>
+      db.selectFrom('items').select(['id', 'v']).where('v', '=', 'kysely').execute(),
+    )
+    expect(read.map((r) => r.v)).toEqual(['kysely'])
+    const server = await router.readOnly(() => sql<{ id: number }>`SELECT @@server_id AS id`.execute(db))
+    expect(server.rows).toEqual([{ id: 2 }])
+    await expect(
+      router.readOnly(() => db.insertInto('items').values({ v: 'nope' }).execute()),
+    ).rejects.toBeInstanceOf(ReadOnlyViolationError)
+    await db
+      .transaction()
+      .setIsolationLevel('read committed')
+      .execute(async (trx) => {
+        await trx.insertInto('items').values({ v: 'kysely-tx' }).execute()
+      })
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto('items').values({ v: 'kysely-rolled-back' }).execute()
+        throw new Error('roll back')
+      }),
+    ).rejects.toThrow('roll back')
+    const streamed: unknown[] = []
+    for await (const row of db.selectFrom('items').select('v').where('v', 'like', 'kysely%').stream()) {
+      streamed.push(row.v)
+    }
+    expect(streamed.sort()).toEqual(['kysely', 'kysely-tx'])
+  })
+
+  it('Drizzle over router.pool(): writes, readOnly reads, transactions with savepoints', async () => {
+    const items = mysqlTable('items', {
+      id: int('id').primaryKey().autoincrement(),
+      v: varchar('v', { length: 50 }),
+    })
+    const db = drizzle({ client: router.pool<Pool>() })
+    const [header] = await db.insert(items).values({ v: 'drizzle' })
+    expect(header.affectedRows).toBe(1)
+    await cluster.waitForReplication()
+    const rows = await router.readOnly(() => db.select().from(items).where(eq(items.v, 'drizzle')))
+    expect(rows.map((r) => r.v)).toEqual(['drizzle'])
+    await db.transaction(async (tx) => {
+      await tx.insert(items).values({ v: 'drizzle-tx' })
+      await tx
+        .transaction(async (inner) => {
+          await inner.insert(items).values({ v: 'drizzle-inner' })
+          throw new Error('inner fails')
+        })
+        .catch(() => {})
+    })
+    // Drizzle inside router.transaction: its BEGIN/COMMIT become a savepoint of the outer transaction.
+    await router
+      .transaction(async () => {
+        await db.transaction(async (tx) => {
+          await tx.insert(items).values({ v: 'drizzle-nested' })
+        })
+        throw new Error('outer rolls back')
+      })
+      .catch(() => {})
+    const all = await db.select({ v: items.v }).from(items)
+    const vs = all.map((r) => r.v).filter((v) => v?.startsWith('drizzle'))
+    expect(vs.sort()).toEqual(['drizzle', 'drizzle-tx'])
   })
 
   it('end(cb) closes the router', async () => {
