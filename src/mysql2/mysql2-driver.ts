@@ -161,8 +161,8 @@ class Mysql2DriverImpl implements Mysql2Driver {
     }
   }
 
-  beginSql(options: BeginOptions): string {
-    return beginSql(options)
+  beginSql(options: BeginOptions): readonly string[] {
+    return beginStatements(options)
   }
 
   beginStatements(options: BeginOptions): string[] {

@@ -1,4 +1,5 @@
 import type { FacadeHost } from './facade-host.js'
+import type { Statement } from './statement.js'
 
 /**
  * The seam between the router core and a database client library. Everything dialect-specific
@@ -102,8 +103,8 @@ export interface Driver<Conn = unknown> {
    * connection dying never crashes the process; such errors are passed to `onError`.
    */
   createPool(node: DriverNodeOptions, onError: (err: unknown) => void): DriverPool<Conn>
-  /** Runs one statement on a checked-out connection. */
-  execute(conn: Conn, text: string, params: readonly unknown[] | undefined): Promise<QueryResult>
+  /** Runs one statement (SQL text, or a driver query config object) on a checked-out connection. */
+  execute(conn: Conn, stmt: Statement, params: readonly unknown[] | undefined): Promise<QueryResult>
   /**
    * Probes a node on a fresh connection (not from the pool), reading its role and replication
    * position. Must give up and close everything when `signal` aborts (the core's hard deadline).
@@ -118,8 +119,8 @@ export interface Driver<Conn = unknown> {
    * reaches `target`; resolves to the replay position seen last, or `undefined` if unknown.
    */
   waitForPosition(conn: Conn, target: string, timeoutMs: number): Promise<string | undefined>
-  /** SQL to begin a transaction. */
-  beginSql(options: BeginOptions): string
+  /** SQL to begin a transaction: one statement, or several run in order (MySQL sets the isolation level first). */
+  beginSql(options: BeginOptions): string | readonly string[]
   /** SQL for savepoints: create, release, roll back to. */
   savepointSql(name: string, op: 'create' | 'release' | 'rollback'): string
   /** Classifies an error thrown by this driver. */

@@ -3,6 +3,7 @@ import { NodeHealth, type NodeState } from '../health/node-health.js'
 import { redactUrl } from '../util/redact.js'
 import type { Driver, DriverPool, NodeRole, QueryResult } from './driver.js'
 import type { ResolvedHealthCheck, ResolvedNode } from './resolved-config.js'
+import type { Statement } from './statement.js'
 
 /** One served statement, as seen by `router.onQuery` listeners (metrics, tracing). */
 export interface QueryObservation {
@@ -165,7 +166,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
     const started = performance.now()
     let destroy = false
     try {
-      const result = await this.#driver.execute(conn, stmt as string, params)
+      const result = await this.#driver.execute(conn, stmt as Statement, params)
       this.observe(performance.now() - started)
       return result
     } catch (err) {

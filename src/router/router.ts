@@ -82,6 +82,9 @@ export interface AllShardsResult<Row> {
   readonly errors: Array<{ readonly shard: string; readonly error: unknown }>
 }
 
+/** A session's position after a write whose position could not be read: its reads go to the primary. */
+const UNKNOWN_POSITION = 'unknown'
+
 /** Leading keywords of statements that do not make a session "have written". */
 const READ_KEYWORDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', 'DESCRIBE', 'DESC'])
 
@@ -519,7 +522,7 @@ export class Router {
     let destroy = false
     try {
       const started = performance.now()
-      const result = await this.#driver.execute(conn, sql as string, params)
+      const result = await this.#driver.execute(conn, sql, params)
       node.observe(performance.now() - started)
       await this.#wrote(cluster, session, conn)
       return result
@@ -539,7 +542,7 @@ export class Router {
     try {
       session.positions.set(cluster.name, await this.#driver.positionAfterWrite(conn))
     } catch {
-      session.positions.set(cluster.name, '') // unknown: the session reads from the primary
+      session.positions.set(cluster.name, UNKNOWN_POSITION) // the session reads from the primary
     }
   }
 
@@ -602,7 +605,7 @@ export class Router {
     const reached = (n: RouterNode) =>
       n.position !== undefined && this.#driver.positionReached(n.position, token)
     let node: RouterNode | undefined
-    if (token !== '' && c.length > 0) {
+    if (token !== UNKNOWN_POSITION && c.length > 0) {
       const picked = (c.length === 1 ? c[0] : cluster.balancer.pick(c)) as RouterNode
       if (reached(picked)) node = picked
       else node = c.find(reached)
@@ -647,7 +650,7 @@ export class Router {
       if (node.position === undefined || this.#driver.positionReached(replay, node.position))
         node.position = replay
       const started = performance.now()
-      const result = await this.#driver.execute(conn, sql as string, params)
+      const result = await this.#driver.execute(conn, sql, params)
       node.observe(performance.now() - started)
       return result
     } catch (err) {
@@ -672,6 +675,7 @@ export class Router {
         return this.#readPrimary(cluster)
       const token = ryw.mode === 'position' ? session.positions.get(cluster.name) : undefined
       if (token !== undefined) {
+        if (token === UNKNOWN_POSITION) return this.#readPrimary(cluster)
         const caughtUp = c.find(
           (n) => n.position !== undefined && this.#driver.positionReached(n.position, token),
         )
@@ -805,7 +809,8 @@ export class Router {
         readOnly,
       )
       try {
-        await ctx.exec(begin)
+        if (typeof begin === 'string') await ctx.exec(begin)
+        else for (const stmt of begin) await ctx.exec(stmt)
         return ctx
       } catch (err) {
         target.node.release(target.conn, ctx.broken)

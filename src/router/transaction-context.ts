@@ -75,7 +75,7 @@ export class TransactionContext<Conn = unknown> implements Transaction {
   async exec(sql: Statement, params?: readonly unknown[]): Promise<QueryResult> {
     const started = performance.now()
     try {
-      const r = await this.#driver.execute(this.conn, sql as string, params)
+      const r = await this.#driver.execute(this.conn, sql, params)
       this.routerNode.observe(performance.now() - started)
       return r
     } catch (err) {

@@ -24,7 +24,7 @@ describe.each(dialects)('10,000 interleaved scopes ($name)', (d: DialectCase) =>
   beforeAll(async () => {
     cluster = await d.start(2)
     who = nodeByPort(cluster)
-    router = testRouter(d, cluster, { pool: { max: 8 } })
+    router = testRouter(d, cluster, { pool: d.poolMax(8) })
     await router.ready()
     for (const sql of d.setup('interleaved')) await router.query(sql)
     await cluster.waitForReplication()

@@ -165,11 +165,13 @@ describe('pool and execute', () => {
     })
   })
 
-  it('runs a compound BEGIN (isolation level) as separate statements, and savepoints', async () => {
+  it('runs BEGIN as its statements (isolation level first), and savepoints', async () => {
     await withPool(node(cluster.primary.url), async (pool) => {
       const conn = await pool.acquire()
       try {
-        await driver.execute(conn, driver.beginSql({ readOnly: false, isolation: 'serializable' }), undefined)
+        for (const stmt of driver.beginSql({ readOnly: false, isolation: 'serializable' })) {
+          await driver.execute(conn, stmt, undefined)
+        }
         const [row] = (await driver.execute(conn, 'SELECT @@in_transaction AS t', undefined)).rows
         expect(row?.t).toBe(1)
         await driver.execute(conn, driver.savepointSql('sp1', 'create'), undefined)
@@ -179,7 +181,7 @@ describe('pool and execute', () => {
         await driver.execute(conn, 'COMMIT', undefined)
         const n = await driver.execute(conn, "SELECT COUNT(*) AS n FROM items WHERE v = 'sp'", undefined)
         expect(Number(n.rows[0]?.n)).toBe(0)
-        await driver.execute(conn, driver.beginSql({ readOnly: true }), undefined)
+        for (const stmt of driver.beginSql({ readOnly: true })) await driver.execute(conn, stmt, undefined)
         const err = await failure(driver.execute(conn, "INSERT INTO items (v) VALUES ('ro')", undefined))
         expect(err).toMatchObject({ errno: 1792 })
         expect(driver.classify(err)).toBe('read-only')

@@ -26,6 +26,8 @@ export interface DialectCase {
   driver(): Driver
   /** A statement returning one row `{ port, conn }`: the serving server's port and the connection's id. */
   readonly whoAmI: string
+  /** Driver pool options limiting each node's pool to `n` connections. */
+  poolMax(n: number): Record<string, unknown>
   /** A read that takes about `ms` on the server and returns `{ port }`. */
   slowWhoAmI(ms: number): string
   /** Placeholder for parameter n (1-based). */
@@ -43,6 +45,7 @@ export const postgres: DialectCase = {
   start: (replicas) => startPgCluster({ replicas }),
   driver: () => pgDriver(),
   whoAmI: 'SELECT inet_server_port() AS port, pg_backend_pid() AS conn',
+  poolMax: (n) => ({ max: n }),
   slowWhoAmI: (ms) => `SELECT inet_server_port() AS port, pg_sleep(${ms / 1000}) IS NULL AS slept`,
   param: (n) => `$${n}`,
   setup: (name) => [`CREATE TABLE IF NOT EXISTS ${name} (id serial PRIMARY KEY, v text)`],
@@ -56,6 +59,7 @@ export const mariadb: DialectCase = {
   start: (replicas) => startMariaDbCluster({ replicas }),
   driver: () => mysql2Driver(),
   whoAmI: 'SELECT @@port AS port, CONNECTION_ID() AS conn',
+  poolMax: (n) => ({ connectionLimit: n }),
   slowWhoAmI: (ms) => `SELECT @@port AS port, SLEEP(${ms / 1000}) AS slept`,
   param: () => '?',
   setup: (name) => [
