@@ -99,6 +99,7 @@ describe('resolveConfig: valid options', () => {
       discovery: false,
       maxReplicationLagMs: 5000,
       fallbackToPrimary: true,
+      defaults: { pool: {}, queryTimeoutMs: 0, connectTimeoutMs: 5000 },
     })
     expect(rest).toStrictEqual({
       sharded: false,
