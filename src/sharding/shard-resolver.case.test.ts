@@ -109,23 +109,26 @@ function shardResolverConformance(
       for (const key of keys) expect(await shardOf(r, key, only)).toBe('only')
     })
 
-    it.runIf(types.string)('takes string keys, including empty, non-ASCII and lone surrogates', async () => {
-      const shardNames = names(4)
-      const r = make(shardNames)
-      for (const key of STRING_KEYS) expect(shardNames).toContain(await shardOf(r, key, shardNames))
-    })
+    if (types.string)
+      it('takes string keys, including empty, non-ASCII and lone surrogates', async () => {
+        const shardNames = names(4)
+        const r = make(shardNames)
+        for (const key of STRING_KEYS) expect(shardNames).toContain(await shardOf(r, key, shardNames))
+      })
 
-    it.runIf(types.number)('takes integer number keys, negative and up to the safe range', async () => {
-      const shardNames = names(4)
-      const r = make(shardNames)
-      for (const key of NUMBER_KEYS) expect(shardNames).toContain(await shardOf(r, key, shardNames))
-    })
+    if (types.number)
+      it('takes integer number keys, negative and up to the safe range', async () => {
+        const shardNames = names(4)
+        const r = make(shardNames)
+        for (const key of NUMBER_KEYS) expect(shardNames).toContain(await shardOf(r, key, shardNames))
+      })
 
-    it.runIf(types.bigint)('takes bigint keys across the 64-bit range', async () => {
-      const shardNames = names(4)
-      const r = make(shardNames)
-      for (const key of BIGINT_KEYS) expect(shardNames).toContain(await shardOf(r, key, shardNames))
-    })
+    if (types.bigint)
+      it('takes bigint keys across the 64-bit range', async () => {
+        const shardNames = names(4)
+        const r = make(shardNames)
+        for (const key of BIGINT_KEYS) expect(shardNames).toContain(await shardOf(r, key, shardNames))
+      })
 
     it('rejects a missing or non-key value (never a silent default)', async () => {
       const shardNames = names(3)
