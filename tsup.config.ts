@@ -4,6 +4,7 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     'pg/index': 'src/pg/index.ts',
+    'mysql2/index': 'src/mysql2/index.ts',
     'testing/index': 'src/testing/index.ts',
   },
   format: ['esm', 'cjs'],
