@@ -28,6 +28,15 @@ export {
   UnknownShardError,
 } from './errors/index.js'
 export { NodeHealth, type NodeState } from './health/node-health.js'
+export {
+  type AttachLoggerOptions,
+  attachLogger,
+  consoleLogger,
+  EVENT_LOG_LEVELS,
+  type LogFn,
+  type Logger,
+  type LogLevel,
+} from './logging/index.js'
 export type {
   BeginOptions,
   Dialect,

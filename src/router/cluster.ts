@@ -28,6 +28,8 @@ export class Cluster {
   readonly fallbackToPrimary: boolean
   /** Usable replicas, rebuilt on change; never mutated in place. */
   candidates: readonly RouterNode[] = EMPTY
+  /** Reads of sessions that wrote, sent to the primary for read-your-writes (cumulative). */
+  readYourWritesRedirects = 0
   /** Whether reads are currently falling back (no usable replica while replicas exist). */
   fallingBack = false
   readonly #events: RouterEmitter

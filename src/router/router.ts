@@ -82,6 +82,23 @@ export interface AllShardsResult<Row> {
   readonly errors: Array<{ readonly shard: string; readonly error: unknown }>
 }
 
+/**
+ * Starts a lazy thenable (Drizzle query builders, Prisma's PrismaPromise run only when awaited)
+ * inside the current scope: returned unawaited from a scope callback, it would otherwise start
+ * at the caller's `await`, after the scope ended.
+ */
+function startedInScope<T>(value: T): T {
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    !(value instanceof Promise) &&
+    typeof (value as { then?: unknown }).then === 'function'
+  ) {
+    return Promise.resolve(value) as T
+  }
+  return value
+}
+
 /** A session's position after a write whose position could not be read: its reads go to the primary. */
 const UNKNOWN_POSITION = 'unknown'
 
@@ -164,12 +181,12 @@ export class Router {
 
   /** Runs `fn` in a read-only scope: its reads go to replicas; a write throws `ReadOnlyViolationError`. */
   readOnly<T>(fn: () => T): T {
-    return this.#als.run(withMode(this.#als.getStore(), 'read'), fn)
+    return this.#als.run(withMode(this.#als.getStore(), 'read'), () => startedInScope(fn()))
   }
 
   /** Runs `fn` in a primary scope: everything inside, reads included, goes to the primary. */
   primary<T>(fn: () => T): T {
-    return this.#als.run(withMode(this.#als.getStore(), 'primary'), fn)
+    return this.#als.run(withMode(this.#als.getStore(), 'primary'), () => startedInScope(fn()))
   }
 
   /**
@@ -180,7 +197,7 @@ export class Router {
   session<T>(fn: () => T): T {
     const parent = this.#als.getStore()
     if (parent?.session !== undefined) return fn()
-    return this.#als.run(this.#withSession(parent, new Session()), fn)
+    return this.#als.run(this.#withSession(parent, new Session()), () => startedInScope(fn()))
   }
 
   /**
@@ -197,7 +214,9 @@ export class Router {
    * missing token starts an empty session (it can make reads less fresh, never misroute a write).
    */
   withConsistencyToken<T>(token: string | undefined | null, fn: () => T): T {
-    return this.#als.run(this.#withSession(this.#als.getStore(), Session.fromToken(token)), fn)
+    return this.#als.run(this.#withSession(this.#als.getStore(), Session.fromToken(token)), () =>
+      startedInScope(fn()),
+    )
   }
 
   /**
@@ -226,7 +245,7 @@ export class Router {
     try {
       let result: T
       try {
-        result = await this.#als.run(txScope, () => fn(ctx))
+        result = await this.#als.run(txScope, () => startedInScope(fn(ctx)))
       } catch (err) {
         await ctx.exec('ROLLBACK').catch(() => {
           ctx.broken = true
@@ -618,7 +637,10 @@ export class Router {
         if (served !== undefined) return served
       }
     }
-    node ??= this.#readPrimary(cluster)
+    if (node === undefined) {
+      cluster.readYourWritesRedirects++
+      node = this.#readPrimary(cluster)
+    }
     try {
       return await node.run(sql, params, node === cluster.primary)
     } catch (err) {
@@ -645,7 +667,15 @@ export class Router {
     }
     let destroy = false
     try {
-      const replay = await this.#driver.waitForPosition(conn, token, maxWaitMs)
+      let replay: string | undefined
+      try {
+        replay = await this.#driver.waitForPosition(conn, token, maxWaitMs)
+      } catch (err) {
+        // A statement error here means the token is not a position this server understands (a
+        // tampered or foreign token): read from the primary. Connection errors go on below.
+        if (isNodeFailure(classifyError(this.#driver, err))) throw err
+        return undefined
+      }
       if (replay === undefined || !this.#driver.positionReached(replay, token)) return undefined
       if (node.position === undefined || this.#driver.positionReached(replay, node.position))
         node.position = replay

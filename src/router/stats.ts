@@ -52,6 +52,8 @@ export interface ClusterStats {
   readonly candidates: readonly string[]
   /** The balancer's name. */
   readonly balancer: string
+  /** Reads of sessions that wrote, sent to the primary for read-your-writes (cumulative). */
+  readonly readYourWritesRedirects: number
 }
 
 /** What `router.stats()` returns. */
@@ -95,6 +97,7 @@ export function statsOf(clusters: readonly Cluster[]): RouterStats {
       primary: c.primary?.name,
       candidates: c.candidates.map((n) => n.name),
       balancer: c.balancer.name,
+      readYourWritesRedirects: c.readYourWritesRedirects,
     })),
     nodes: clusters.flatMap((c) => c.nodes.map((n) => nodeStats(c, n))),
   }

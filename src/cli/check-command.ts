@@ -1,0 +1,48 @@
+import { loadConfigFile } from '../config-file/load-config.js'
+import type { ResolvedConfig } from '../router/resolved-config.js'
+import type { Ansi } from './ansi.js'
+import type { CliIo } from './cli-io.js'
+import { parseCommandArgs } from './parse-command-args.js'
+
+/**
+ * `routemate check [config]`: loads and validates the file; prints
+ * `✓ routemate.config.yaml is valid: 2 shards, 6 nodes (postgres)` or the error. Exit 0 or 1.
+ */
+export async function checkCommand(
+  args: readonly string[],
+  io: CliIo,
+  c: Ansi,
+  help: string,
+): Promise<number> {
+  const { values, positionals } = parseCommandArgs('check', args, {}, 1)
+  if (values.help === true) {
+    io.stdout.write(help)
+    return 0
+  }
+  let loaded: Awaited<ReturnType<typeof loadConfigFile>>
+  try {
+    loaded = await loadConfigFile(positionals[0], { env: io.env, cwd: io.cwd ?? process.cwd() })
+  } catch (err) {
+    io.stderr.write(`${c.red('✗')} ${errorText(err)}\n`)
+    return 1
+  }
+  io.stdout.write(`${c.green('✓')} ${loaded.file.displayName} is valid: ${describeConfig(loaded.resolved)}\n`)
+  return 0
+}
+
+/** `2 shards, 6 nodes (postgres)`, `1 primary, 2 replicas (mysql)`, `3 nodes, roles discovered (postgres)`. */
+export function describeConfig(resolved: ResolvedConfig): string {
+  const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`
+  const nodes = resolved.clusters.reduce((sum, cl) => sum + cl.replicas.length + (cl.primary ? 1 : 0), 0)
+  const dialect = ` (${resolved.driver.dialect})`
+  if (resolved.sharded)
+    return `${count(resolved.clusters.length, 'shard', 'shards')}, ${count(nodes, 'node', 'nodes')}${dialect}`
+  const [cluster] = resolved.clusters
+  if (cluster?.discovery) return `${count(nodes, 'node', 'nodes')}, roles discovered${dialect}`
+  return `1 primary, ${count(cluster?.replicas.length ?? 0, 'replica', 'replicas')}${dialect}`
+}
+
+/** An error's message (config errors are already redacted). */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}

@@ -1,0 +1,66 @@
+/** `routemate --help`. */
+export const MAIN_HELP = `routemate: a database read/write router for Node.js
+
+Usage: routemate <command> [options]
+
+Commands:
+  check [config]     load and validate a config file
+  status [config]    probe every node once: role, state, latency, lag
+  demo               run the live demo (a real primary + 2 replicas)
+
+Options:
+  -h, --help         show help; routemate <command> --help for a command's
+  -v, --version      print the version
+
+[config] defaults to $ROUTEMATE_CONFIG, else the first of ./routemate.config.yaml,
+./routemate.config.yml and ./routemate.config.json. Colours only on a terminal;
+NO_COLOR turns them off, FORCE_COLOR on.
+`
+
+/** Help of each command. */
+export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  check: `Usage: routemate check [config]
+
+Loads the config file and validates it exactly as createRouter would, without
+connecting to anything. \${VAR} and \${VAR:-default} read the environment.
+
+Exit status: 0 valid, 1 invalid (the message names the file, line and option),
+2 usage error.
+`,
+  status: `Usage: routemate status [config] [--json] [--timeout ms]
+
+Creates a router from the config file, probes every node once (with the file's
+healthCheck settings; one failed probe counts as down), prints a table and
+closes the router.
+
+Options:
+  --json          print a JSON document instead of the table
+  --timeout ms    deadline of each probe, connecting included (default: the
+                  file's healthCheck.timeoutMs, else 500)
+
+Columns: shard (cluster), node, expected role (from the file; "any" when roles
+are discovered), actual role (what the node reports; "unknown" when it is
+down), state (up, down), latency ms (of the probe), lag ms (replicas).
+
+JSON (version 1): { version, config, dialect, ok, checkedAt, errors: [string],
+warnings: [string], clusters: [{ name, primary, primaryOk, fallingBack,
+candidates }], nodes: [{ cluster, name, url, expectedRole, actualRole, state,
+trusted, usable, unusableReason, latencyMs, lagMs, error }] }; absent values
+are null; URLs have their password redacted. On a config error: { version,
+ok: false, error }.
+
+Exit status: 0 every primary up and trusted (a replica down is a warning),
+1 a primary down, untrusted or not found, or the config invalid, 2 usage error.
+`,
+  demo: `Usage: routemate demo [--seconds N]
+
+Runs the demo of the repository (examples/demo/demo.mjs): a real PostgreSQL
+primary with two replicas on this machine, a live workload, a replica killed
+and brought back. Needs a checkout of the repository, built (npm run build).
+
+Options:
+  --seconds N     how long the workload runs (N >= 2, default 15)
+
+Exit status: the demo's (0 when everything went as described).
+`,
+}

@@ -1,0 +1,29 @@
+/**
+ * `routemate/config`: router options from a `routemate.config.yaml` (or `.yml`, `.json`) file, with
+ * `${ENV}` interpolation and errors that name the file, the option and its line. Needs the `yaml`
+ * package; loads the named driver (`pg`, `mysql2`) on demand.
+ *
+ * @example
+ * ```ts
+ * import { createRouterFromConfig } from 'routemate/config'
+ * const router = await createRouterFromConfig()
+ * ```
+ *
+ * @module
+ */
+export { ConfigFileError, type ConfigFileErrorInit } from './config-file-error.js'
+export { CONFIG_FILE_DRIVERS } from './file-options.js'
+export {
+  CONFIG_FILE_NAMES,
+  type ConfigFileFormat,
+  type FoundConfigFile,
+  findConfigFile,
+} from './find-config-file.js'
+export { interpolate, type InterpolationResult } from './interpolate.js'
+export {
+  createRouterFromConfig,
+  type LoadConfigOptions,
+  type LoadedConfigFile,
+  loadConfig,
+  loadConfigFile,
+} from './load-config.js'
