@@ -28,6 +28,7 @@ export default defineConfig([
       'express/index': 'src/express/index.ts',
       'fastify/index': 'src/fastify/index.ts',
       'config/index': 'src/config-file/index.ts',
+      'nestjs/index': 'src/nestjs/index.ts',
     },
     format: ['esm', 'cjs'],
     dts: true,

@@ -27,6 +27,20 @@ export {
   ShardQueryError,
   UnknownShardError,
 } from './errors/index.js'
+export {
+  type AnyMethod,
+  type AsyncMethod,
+  NoRouterError,
+  ReadOnly,
+  type RoutedMethodDecorator,
+  type RouterSource,
+  type ScopeDecoratorOptions,
+  Transactional,
+  type TransactionalOptions,
+  UsePrimary,
+  useRouter,
+  WithShard,
+} from './decorators/index.js'
 export { NodeHealth, type NodeState } from './health/node-health.js'
 export {
   type AttachLoggerOptions,

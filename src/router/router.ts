@@ -722,7 +722,7 @@ export class Router {
     const other = cluster.pickOther(failed)
     if (other !== undefined) return other
     const p = cluster.primary
-    if (cluster.fallbackToPrimary && p !== undefined && p.available) return p
+    if (cluster.fallbackToPrimary && p?.available) return p
     return undefined
   }
 
@@ -746,7 +746,7 @@ export class Router {
 
   #requirePrimary(cluster: Cluster): RouterNode {
     const p = cluster.primary
-    if (p !== undefined && p.available) return p
+    if (p?.available) return p
     let why: string
     if (p === undefined) why = 'not known yet (no node reports being the primary)'
     else if (!p.trusted) why = `"${p.name}", which is not trusted: it reports being a replica`
