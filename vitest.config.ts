@@ -13,6 +13,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           // Each file starts its own real cluster; two cores: keep it to one file at a time.
