@@ -9,6 +9,7 @@ import type {
   QueryResult,
 } from '../router/driver.js'
 import type { FacadeHost } from '../router/facade-host.js'
+import type { Statement } from '../router/statement.js'
 import { classifyPgError } from './pg-errors.js'
 import { createPgPoolFacade } from './pg-pool-facade.js'
 import { lsnReached } from './pg-position.js'
@@ -42,9 +43,18 @@ class PgNodePool implements DriverPool<pg.PoolClient> {
   readonly #pool: pg.Pool
 
   constructor(lib: typeof pg, node: DriverNodeOptions, onError: (err: unknown) => void) {
+    // The connect deadline goes on the Client (opening a connection), not the Pool: there it would
+    // also arm a timer on every checkout of an idle connection. Waiting for a free connection of
+    // a busy pool is not bounded by it; work waiting on a node marked down is aborted instead.
+    const connectTimeout = node.connectTimeoutMs
+    const Client = class extends lib.Client {
+      constructor(o: pg.ClientConfig) {
+        super({ ...o, connectionTimeoutMillis: connectTimeout })
+      }
+    }
     const config: pg.PoolConfig = {
       connectionString: node.url,
-      connectionTimeoutMillis: node.connectTimeoutMs,
+      Client: Client as unknown as typeof pg.Client,
       ...(node.queryTimeoutMs > 0 ? { query_timeout: node.queryTimeoutMs } : {}),
       ...(node.readOnly ? { options: '-c default_transaction_read_only=on' } : {}),
       ...(node.pool as pg.PoolConfig),
@@ -59,6 +69,10 @@ class PgNodePool implements DriverPool<pg.PoolClient> {
 
   acquire(): Promise<pg.PoolClient> {
     return this.#pool.connect()
+  }
+
+  acquireCallback(cb: (err: unknown, conn?: pg.PoolClient) => void): void {
+    this.#pool.connect((err, client) => cb(err ?? undefined, client))
   }
 
   release(conn: pg.PoolClient, destroy: boolean): void {
@@ -92,8 +106,23 @@ class PgDriver implements Driver<pg.PoolClient> {
     return new PgNodePool(this.#pg, node, onError)
   }
 
-  execute(conn: pg.PoolClient, text: string, params: readonly unknown[] | undefined): Promise<QueryResult> {
-    return conn.query(text, params as unknown[] | undefined) as unknown as Promise<QueryResult>
+  execute(
+    conn: pg.PoolClient,
+    stmt: Statement,
+    params: readonly unknown[] | undefined,
+  ): Promise<QueryResult> {
+    return conn.query(stmt as string, params as unknown[] | undefined) as unknown as Promise<QueryResult>
+  }
+
+  executeCallback(
+    conn: pg.PoolClient,
+    stmt: Statement,
+    params: readonly unknown[] | undefined,
+    cb: (err: unknown, result?: QueryResult) => void,
+  ): void {
+    conn.query(stmt as string, params as unknown[], (err: Error | null, res: unknown) =>
+      cb(err ?? undefined, res as QueryResult),
+    )
   }
 
   async probe(node: DriverNodeOptions, signal: AbortSignal): Promise<ProbeResult> {

@@ -1,0 +1,171 @@
+/**
+ * The read-throughput variants compared by `bench/run.mjs`, against one real PostgreSQL cluster.
+ * Each variant runs `concurrency` callers in a closed loop, each issuing `SELECT $1::int AS x`
+ * and awaiting it, over the two replicas with the same pool `max` per replica.
+ *
+ *  - raw:          two `pg.Pool`s, round-robin by a counter, `pool.query(sql, [i])` (the baseline)
+ *  - router:       `router.readOnly(() => router.query(sql, [i]))` per query
+ *  - router-scope: `router.query(sql, [i])`, the read scope entered once around the whole loop
+ *  - raw-als:      the raw baseline with each query inside `AsyncLocalStorage.run` (no router):
+ *                  what Node's AsyncLocalStorage alone costs, to tell it apart from the router's code
+ *  - router-nohc:  as `router` with `healthCheck: false`: what the background probes cost
+ */
+import { AsyncLocalStorage, createHook } from 'node:async_hooks'
+import pg from 'pg'
+import { createRouter } from '../../dist/index.js'
+import { pgDriver } from '../../dist/pg/index.js'
+
+export const SQL = 'SELECT $1::int AS x'
+
+// pg.Pool closes connections idle for 10 s by default; a variant idles longer than that while the
+// others take their turns, so every round would start by reconnecting (SCRAM + a server fork each).
+// Same setting for raw pg and the router: idle connections are kept for a minute.
+const IDLE_MS = 60_000
+
+export const VARIANTS = Object.freeze({
+  raw: 'A  raw pg.Pool x2, round-robin',
+  router: 'B  router.readOnly(() => router.query()) per query',
+  'router-scope': 'C  router.query(), readOnly scope entered once',
+  'raw-als': 'D  raw pg + AsyncLocalStorage.run per query (no router)',
+  'router-nohc': 'E  as B, healthCheck: false (no background probes)',
+})
+
+const noop = () => {}
+
+function rawPools(replicas, max) {
+  return replicas.map((url) => {
+    const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: IDLE_MS })
+    pool.on('error', noop)
+    return pool
+  })
+}
+
+/** Runs `concurrency` closed-loop callers of `op(i)` for `seconds`; returns the count and timings. */
+async function closedLoop(op, concurrency, seconds) {
+  let stop = false
+  let count = 0
+  let errors = 0
+  let firstError
+  let i = 0
+  const timer = setTimeout(() => {
+    stop = true
+  }, seconds * 1000)
+  const cpu0 = process.cpuUsage()
+  const t0 = performance.now()
+  const caller = async () => {
+    while (!stop) {
+      try {
+        await op(i++ & 0x3fffffff)
+        count++
+      } catch (err) {
+        errors++
+        firstError ??= err
+        if (errors > 100) stop = true
+      }
+    }
+  }
+  const callers = []
+  for (let c = 0; c < concurrency; c++) callers.push(caller())
+  await Promise.all(callers)
+  const ms = performance.now() - t0
+  const cpu = process.cpuUsage(cpu0)
+  clearTimeout(timer)
+  if (firstError !== undefined && count === 0) throw firstError
+  return {
+    count,
+    errors,
+    firstError: firstError === undefined ? undefined : String(firstError?.message ?? firstError),
+    ms,
+    qps: (count / ms) * 1000,
+    // client-process CPU (user + system) per completed query, in microseconds
+    cpuUsPerQuery: (cpu.user + cpu.system) / Math.max(count, 1),
+  }
+}
+
+/**
+ * Creates one variant: `{ name, warmup(s), round(s), distribution(), close() }`.
+ * `primary` is the primary's URL (the router needs one; no read goes there), `replicas` two URLs.
+ */
+export async function createVariant(name, { primary, replicas, concurrency, max }) {
+  if (name === 'raw' || name === 'raw-als') {
+    const pools = rawPools(replicas, max)
+    const served = pools.map(() => 0)
+    let next = 0
+    const query = (i) => {
+      const k = next++ % 2
+      served[k]++
+      return pools[k].query(SQL, [i])
+    }
+    let op = query
+    if (name === 'raw-als') {
+      const als = new AsyncLocalStorage()
+      const store = Object.freeze({ mode: 'read' })
+      op = (i) => als.run(store, query, i)
+    }
+    const round = (s) => closedLoop(op, concurrency, s)
+    return {
+      name,
+      warmup: round,
+      round,
+      distribution: () => Object.fromEntries(served.map((n, k) => [`replica${k + 1}`, n])),
+      close: () => Promise.all(pools.map((p) => p.end())),
+    }
+  }
+  if (name === 'router' || name === 'router-scope' || name === 'router-nohc') {
+    const router = createRouter({
+      driver: pgDriver(),
+      primary,
+      replicas,
+      pool: { max, idleTimeoutMillis: IDLE_MS },
+      ...(name === 'router-nohc' ? { healthCheck: false } : {}),
+    })
+    router.on('error', noop)
+    await router.ready()
+    const unusable = router.stats().nodes.filter((n) => !n.usable)
+    if (unusable.length > 0)
+      throw new Error(`router not ready: ${unusable.map((n) => `${n.name}: ${n.unusableReason}`).join(', ')}`)
+    let round
+    if (name === 'router' || name === 'router-nohc') {
+      const op = (i) => router.readOnly(() => router.query(SQL, [i]))
+      round = (s) => closedLoop(op, concurrency, s)
+    } else {
+      const op = (i) => router.query(SQL, [i])
+      round = (s) => router.readOnly(() => closedLoop(op, concurrency, s))
+    }
+    return {
+      name,
+      warmup: round,
+      round,
+      distribution: () => Object.fromEntries(router.stats().nodes.map((n) => [n.name, n.queries])),
+      close: () => router.close(),
+    }
+  }
+  throw new Error(`unknown variant "${name}"`)
+}
+
+/**
+ * Async resources (promises, timers, ticks...) created per query by a variant, counted with an
+ * async_hooks `init` hook over a short extra round. Deterministic, unlike timings on a shared
+ * machine. Run it last: the hook itself turns on promise hooks in the process.
+ */
+export async function census(variant, seconds = 0.5) {
+  const counts = {}
+  const hook = createHook({
+    init(_id, type) {
+      counts[type] = (counts[type] ?? 0) + 1
+    },
+  })
+  hook.enable()
+  let res
+  try {
+    res = await variant.round(seconds)
+  } finally {
+    hook.disable()
+  }
+  const perQuery = {}
+  for (const [type, n] of Object.entries(counts)) {
+    const v = Math.round((n / res.count) * 100) / 100
+    if (v >= 0.01) perQuery[type] = v
+  }
+  return perQuery
+}

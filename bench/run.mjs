@@ -1,0 +1,303 @@
+/**
+ * routemate benchmarks (`npm run bench` = build + `node bench/run.mjs`; `--help` for options).
+ *
+ *  1. Read throughput through the router vs hand-written raw `pg` against a real local PostgreSQL
+ *     primary + 2 streaming replicas, variants alternated round by round in the same run.
+ *  2. The routing decision alone (no database): mitata micro-benchmarks (bench/decision.mjs).
+ *  3. Heap allocation per routed query (bench/alloc.mjs, run with --expose-gc).
+ *
+ * Prints a summary and writes it as JSON to bench/results/latest.json. Speed is quoted as medians
+ * and as ratios to the raw driver measured in the same run, never as absolute targets.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { startPgCluster } from '../dist/testing/index.js'
+import { parseArgs, USAGE } from './lib/args.mjs'
+import { runScript, startWorker } from './lib/child.mjs'
+import { census, createVariant, VARIANTS } from './lib/throughput.mjs'
+import { fmt, median, table } from './lib/stats.mjs'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.resolve(here, '..')
+const TARGET_RATIO = 0.95
+const TARGET_DECISION_NS = 300
+
+function machine() {
+  const cpus = os.cpus()
+  return {
+    cpu: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    node: process.version,
+    v8: process.versions.v8,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    loadavg: os.loadavg().map((l) => Math.round(l * 100) / 100),
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+  }
+}
+
+/** A variant run in this process, with the same call interface as a worker. */
+function localWorker(name) {
+  let variant
+  let closed = false
+  return {
+    pid: process.pid,
+    async call(msg) {
+      if (msg.cmd === 'init') variant = await createVariant(name, msg.config)
+      else if (msg.cmd === 'warmup') return variant.warmup(msg.seconds)
+      else if (msg.cmd === 'round') return variant.round(msg.seconds)
+      else if (msg.cmd === 'close') {
+        const asyncResourcesPerQuery = variant === undefined ? undefined : await census(variant)
+        const distribution = variant?.distribution()
+        closed = true
+        await variant?.close()
+        return { distribution, asyncResourcesPerQuery }
+      }
+      return undefined
+    },
+    /** After a failure: closes the variant's pools if `close` did not run. */
+    async kill() {
+      if (!closed && variant !== undefined) {
+        closed = true
+        await variant.close().catch(() => {})
+      }
+    },
+  }
+}
+
+/** The throughput variants to run, checked (before anything runs). */
+function variantNames(opts) {
+  const names = opts.variants.split(',').map((v) => v.trim())
+  for (const n of names)
+    if (!(n in VARIANTS))
+      throw new Error(`--variants: unknown variant "${n}" (known: ${Object.keys(VARIANTS).join(', ')})`)
+  if (names[0] !== 'raw') throw new Error('--variants: the list must start with raw (the baseline)')
+  return names
+}
+
+async function throughput(opts, log) {
+  const names = variantNames(opts)
+  log(`\n## 1. Read throughput vs raw pg (PostgreSQL primary + 2 replicas on loopback)`)
+  log(
+    `   ${opts.concurrency} concurrent callers, pool max ${opts.max} per replica, ${opts.rounds} rounds x ${opts.seconds} s, ` +
+      `warm-up ${opts.warmup} s, ${opts.inProcess ? 'all variants in this process' : 'one child process per variant'}`,
+  )
+  const t0 = Date.now()
+  const cluster = await startPgCluster({ replicas: 2, settings: { max_connections: 200 } })
+  log(
+    `   cluster up in ${Date.now() - t0} ms (PostgreSQL ports ${cluster.nodes.map((n) => n.port).join(', ')})`,
+  )
+  const workers = {}
+  const rounds = Object.fromEntries(names.map((n) => [n, []]))
+  const distribution = {}
+  const asyncResources = {}
+  try {
+    const config = {
+      primary: cluster.primary.url,
+      replicas: cluster.replicas.map((r) => r.url),
+      concurrency: opts.concurrency,
+      max: opts.max,
+    }
+    for (const name of names) {
+      workers[name] = opts.inProcess
+        ? localWorker(name)
+        : startWorker(path.join(here, 'throughput-worker.mjs'), [name])
+      await workers[name].call({ cmd: 'init', name, config })
+    }
+    for (const name of names) {
+      const w = await workers[name].call({ cmd: 'warmup', seconds: opts.warmup })
+      log(`   warm-up ${VARIANTS[name].padEnd(58)} ${fmt(w.qps).padStart(8)} q/s`)
+    }
+    for (let r = 0; r < opts.rounds; r++) {
+      // A B C D E, then E D C B A: B runs next to A every round, and slow drift cancels out
+      const order = r % 2 === 0 ? names : [...names].reverse()
+      for (const name of order) {
+        const res = await workers[name].call({ cmd: 'round', seconds: opts.seconds })
+        rounds[name].push(res)
+        log(
+          `   round ${r + 1} ${VARIANTS[name].padEnd(58)} ${fmt(res.qps).padStart(8)} q/s  ` +
+            `client CPU ${fmt(res.cpuUsPerQuery, 1).padStart(5)} us/query${res.errors ? `  ERRORS ${res.errors}: ${res.firstError}` : ''}`,
+        )
+      }
+    }
+    for (const name of names) {
+      const closed = await workers[name].call({ cmd: 'close' })
+      distribution[name] = closed.distribution
+      asyncResources[name] = closed.asyncResourcesPerQuery
+    }
+  } finally {
+    for (const w of Object.values(workers)) await w.kill()
+    await cluster.stop()
+  }
+
+  const qps = (name) => rounds[name].map((x) => x.qps)
+  const base = median(qps('raw'))
+  const summary = {}
+  for (const name of names) {
+    const q = qps(name)
+    const paired = q.map((v, i) => v / rounds.raw[i].qps)
+    summary[name] = {
+      label: VARIANTS[name],
+      medianQps: median(q),
+      minQps: Math.min(...q),
+      maxQps: Math.max(...q),
+      ratioOfMedians: median(q) / base,
+      medianPairedRatio: median(paired),
+      medianClientCpuUsPerQuery: median(rounds[name].map((x) => x.cpuUsPerQuery)),
+      errors: rounds[name].reduce((s, x) => s + x.errors, 0),
+    }
+  }
+  return { rounds, summary, distribution, asyncResourcesPerQuery: asyncResources }
+}
+
+function report(result, log) {
+  const m = result.machine
+  log(`\n# routemate benchmark summary`)
+  log(`machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB, node ${m.node} (V8 ${m.v8}), ${m.platform}`)
+  log(
+    `load average at start: ${m.loadavg.join(' ')}, at end: ${result.loadavgEnd.join(' ')}; ` +
+      `nice ${result.options.priority === '' ? 0 : result.options.priority}; date: ${result.date}`,
+  )
+
+  const t = result.throughput
+  if (t !== undefined) {
+    const o = result.options
+    log(
+      `\n## Read throughput (queries/s; ${o.concurrency} callers, pool max ${o.max}/replica, ${o.rounds} x ${o.seconds} s)`,
+    )
+    const rows = Object.entries(t.summary).map(([, s]) => [
+      s.label,
+      fmt(s.medianQps),
+      `${fmt(s.minQps)}..${fmt(s.maxQps)}`,
+      s.ratioOfMedians.toFixed(3),
+      s.medianPairedRatio.toFixed(3),
+      fmt(s.medianClientCpuUsPerQuery, 1),
+    ])
+    log(table(['variant', 'median q/s', 'range', 'ratio vs A', 'paired ratio', 'client CPU us/q'], rows))
+    const b = t.summary.router
+    if (b !== undefined)
+      log(
+        `B/A = ${b.ratioOfMedians.toFixed(3)} (ratio of medians), ${b.medianPairedRatio.toFixed(3)} (median of per-round ratios); ` +
+          `target >= ${TARGET_RATIO}: ${b.ratioOfMedians >= TARGET_RATIO ? 'MET' : 'NOT MET'}`,
+      )
+    log(`queries per node: ${JSON.stringify(t.distribution)}`)
+    log(`async resources created per query (async_hooks census, deterministic):`)
+    for (const [name, counts] of Object.entries(t.asyncResourcesPerQuery ?? {}))
+      log(
+        `  ${VARIANTS[name].padEnd(58)} ${Object.entries(counts ?? {})
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+      )
+  }
+
+  const d = result.decision?.summary
+  if (d !== undefined) {
+    const c = result.decision.cpu
+    log(
+      `\n## Routing decision, no database (ns per call: mitata p50 on the wall clock; CPU time where measured)`,
+    )
+    const row = (label, wallNs, cpuNs) => [label, fmt(wallNs, 1), cpuNs === undefined ? '' : fmt(cpuNs, 0)]
+    log(
+      table(
+        ['measure', 'wall p50', 'CPU'],
+        [
+          row('AsyncLocalStorage.getStore()', d.getStoreNs),
+          row('RoundRobinBalancer.pick (2 candidates)', d.pickNs),
+          row('synthetic decision: getStore + isEvidentWrite + pick', d.decisionSyntheticNs),
+          row('fake driver direct (acquire+execute+release), ALS off', d.directAlsOffNs),
+          row('fake driver direct, ALS on (baseline below)', d.directNs, c.directNs),
+          row('router.query() in a readOnly scope, fake driver', d.queryInScopeNs, c.queryInScopeNs),
+          row('router.readOnly(() => router.query()), fake driver', d.readOnlyQueryNs, c.readOnlyQueryNs),
+          row('router.query() unscoped (primary), fake driver', d.queryUnscopedNs),
+          row(
+            '= router overhead per query, in scope (query - direct)',
+            d.routerOverheadInScopeNs,
+            c.routerOverheadInScopeNs,
+          ),
+          row(
+            '= router overhead per query, readOnly per query',
+            d.routerOverheadReadOnlyNs,
+            c.routerOverheadReadOnlyNs,
+          ),
+          row('= ALS promise-hook tax on the direct call (on - off)', d.alsPromiseHookTaxNs),
+        ],
+      ),
+    )
+    log(
+      `decision target < ${TARGET_DECISION_NS} ns: synthetic decision ${d.decisionSyntheticNs < TARGET_DECISION_NS ? 'MET' : 'NOT MET'}; ` +
+        `whole router overhead per query ${c.routerOverheadInScopeNs < TARGET_DECISION_NS ? 'MET' : 'NOT MET'}`,
+    )
+  }
+
+  const a = result.alloc
+  if (a !== undefined) {
+    log(`\n## Heap allocation per operation (bytes/op, N = ${a.n})`)
+    log(
+      table(
+        ['operation', 'B/op'],
+        a.results.map((r) => [r.label, fmt(r.bytesPerOp, 1)]),
+      ),
+    )
+    const s = a.summary
+    log(
+      `router.query in a readOnly scope allocates ${fmt(s.routerExtraInScopeBytes, 1)} B/query beyond the direct driver call ` +
+        `(${fmt(s.routerExtraReadOnlyBytes, 1)} B with readOnly() per query); the decision itself: ${fmt(s.decisionSyntheticBytes, 1)} B`,
+    )
+    log(`method: ${a.method}`)
+  }
+}
+
+async function main() {
+  let opts
+  try {
+    opts = parseArgs(process.argv.slice(2))
+    variantNames(opts)
+  } catch (err) {
+    console.error(err.message)
+    return 2
+  }
+  if (opts.help) {
+    console.log(USAGE)
+    return 0
+  }
+  const log = (line) => console.log(line)
+  // Children (workers, PostgreSQL servers started through pg_ctl) inherit the nice value.
+  if (opts.priority !== '') os.setPriority(opts.priority)
+  const started = Date.now()
+  const result = { date: new Date().toISOString(), machine: machine(), options: opts }
+  log(`routemate bench: ${result.machine.cpu}, ${result.machine.cores} cores, node ${result.machine.node}`)
+
+  if (!opts.skipMicro) {
+    log(`\n## 2. Routing decision micro-benchmarks (bench/decision.mjs)`)
+    result.decision = await runScript(path.join(here, 'decision.mjs'))
+  }
+  if (!opts.skipAlloc) {
+    log(`\n## 3. Heap allocation (bench/alloc.mjs)`)
+    result.alloc = await runScript(
+      path.join(here, 'alloc.mjs'),
+      [],
+      ['--expose-gc', '--max-semi-space-size=256', '--min-semi-space-size=256'],
+    )
+  }
+  if (!opts.skipDb) result.throughput = await throughput(opts, log)
+
+  result.durationS = Math.round((Date.now() - started) / 100) / 10
+  result.loadavgEnd = os.loadavg().map((l) => Math.round(l * 100) / 100)
+  report(result, log)
+  const out = path.resolve(root, opts.out)
+  fs.mkdirSync(path.dirname(out), { recursive: true })
+  fs.writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`)
+  log(`\nwrote ${path.relative(process.cwd(), out)} (${result.durationS} s)`)
+  return 0
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code
+  },
+  (err) => {
+    console.error(err)
+    process.exitCode = 1
+  },
+)
