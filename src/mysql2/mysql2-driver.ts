@@ -18,7 +18,7 @@ import { createMysql2PoolFacade, type RoutedMysql2Pool } from './mysql2-pool-fac
 import { type ProbeMemo, probeNode } from './mysql2-probe.js'
 import { toQueryResult } from './mysql2-result.js'
 import { isPrepared, queryOptions } from './mysql2-statement.js'
-import { beginSql, beginStatements, savepointSql, splitCompoundBegin } from './mysql2-transaction-sql.js'
+import { beginStatements, savepointSql, splitCompoundBegin } from './mysql2-transaction-sql.js'
 
 /** Options of {@link mysql2Driver}. */
 export interface Mysql2DriverOptions {

@@ -11,7 +11,13 @@ import { fileURLToPath } from 'node:url'
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
 /** The built entry points every test of `dist/` needs. */
-const ENTRIES = ['dist/index.js', 'dist/index.cjs', 'dist/pg/index.js', 'dist/testing/index.js', 'dist/cli/main.js']
+const ENTRIES = [
+  'dist/index.js',
+  'dist/index.cjs',
+  'dist/pg/index.js',
+  'dist/testing/index.js',
+  'dist/cli/main.js',
+]
 
 /** Set on `globalThis` (not a module variable) so the guard holds across isolated module graphs. */
 const GUARD = Symbol.for('routemate.test.ensureBuilt')
