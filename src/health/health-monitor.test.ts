@@ -1,0 +1,126 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { Cluster } from '../router/cluster.js'
+import { resolveConfig } from '../router/config.js'
+import type { Driver, DriverPool, ProbeResult } from '../router/driver.js'
+import { RouterEmitter } from '../router/events.js'
+import { HealthMonitor } from './health-monitor.js'
+
+/** A fake driver whose probes succeed or fail as the test says; records probe times per node. */
+function fakeDriver(up: Record<string, boolean>, probes: Record<string, number[]>): Driver {
+  const pool: DriverPool = {
+    acquire: async () => ({}),
+    release: () => {},
+    destroy: () => {},
+    end: async () => {},
+    counts: () => ({ total: 0, idle: 0, waiting: 0 }),
+  }
+  return {
+    dialect: 'postgres',
+    name: 'fake',
+    createPool: () => pool,
+    execute: async () => ({ rows: [], rowCount: 0 }),
+    probe: async (node): Promise<ProbeResult> => {
+      ;(probes[node.name] ??= []).push(Date.now())
+      if (!up[node.name]) throw new Error('connect ECONNREFUSED')
+      return { role: node.name === 'primary' ? 'primary' : 'replica', position: '0/1' }
+    },
+    positionReached: () => true,
+    positionAfterWrite: async () => '0/1',
+    waitForPosition: async () => '0/1',
+    beginSql: () => 'BEGIN',
+    savepointSql: (n) => `SAVEPOINT ${n}`,
+    classify: () => 'connection',
+  }
+}
+
+function setup(up: Record<string, boolean>, healthCheck: Record<string, number>) {
+  const probes: Record<string, number[]> = {}
+  const config = resolveConfig({
+    driver: fakeDriver(up, probes),
+    primary: 'postgres://db1/app',
+    replicas: [{ name: 'r1', url: 'postgres://db2/app' }],
+    healthCheck,
+  })
+  const events = new RouterEmitter()
+  const seen: string[] = []
+  for (const name of ['node:down', 'node:up', 'node:suspect'] as const) {
+    events.on(name, (e) => seen.push(`${name} ${e.node}`))
+  }
+  const cluster = new Cluster(config.clusters[0]!, config.driver, config.healthCheck, events)
+  const monitor = new HealthMonitor([cluster], config, events)
+  return { probes, monitor, cluster, seen }
+}
+
+describe('HealthMonitor (fake driver, fake timers)', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it('re-probes a down node with capped exponential backoff, and an up node every interval', async () => {
+    vi.useFakeTimers({ now: 0 })
+    const up = { primary: true, r1: false }
+    const { probes, monitor, seen } = setup(up, {
+      intervalMs: 100,
+      timeoutMs: 50,
+      failureThreshold: 2,
+      maxBackoffMs: 800,
+    })
+    await monitor.start()
+    await vi.advanceTimersByTimeAsync(5000)
+    monitor.stop()
+    const gaps = (probes.r1 ?? []).slice(1).map((t, i) => t - (probes.r1 as number[])[i]!)
+    // suspect after the 1st failure (next probe one interval later), down after the 2nd, then the
+    // gap doubles: 200, 400, 800, capped at maxBackoffMs
+    expect(gaps.slice(0, 5)).toEqual([100, 200, 400, 800, 800])
+    expect(new Set(gaps.slice(5))).toEqual(new Set([800]))
+    const primaryGaps = (probes.primary ?? []).slice(1).map((t, i) => t - (probes.primary as number[])[i]!)
+    expect(new Set(primaryGaps)).toEqual(new Set([100]))
+    expect(seen).toEqual(['node:suspect r1', 'node:down r1'])
+  })
+
+  it('needs successThreshold consecutive successes to re-admit, one event per change', async () => {
+    vi.useFakeTimers({ now: 0 })
+    const up = { primary: true, r1: false }
+    const { monitor, cluster, seen } = setup(up, {
+      intervalMs: 100,
+      timeoutMs: 50,
+      failureThreshold: 1,
+      successThreshold: 3,
+      maxBackoffMs: 100,
+    })
+    await monitor.start()
+    await vi.advanceTimersByTimeAsync(1000)
+    expect(cluster.candidates).toEqual([])
+    up.r1 = true
+    await vi.advanceTimersByTimeAsync(250) // two successful probes: not yet
+    expect(cluster.candidates).toEqual([])
+    await vi.advanceTimersByTimeAsync(100) // the third
+    expect(cluster.candidates.map((n) => n.name)).toEqual(['r1'])
+    monitor.stop()
+    expect(seen).toEqual(['node:down r1', 'node:up r1'])
+  })
+
+  it('a probe that never settles fails at the deadline and the loop goes on', async () => {
+    vi.useFakeTimers({ now: 0 })
+    const probes: Record<string, number[]> = {}
+    const driver = fakeDriver({ primary: true, r1: true }, probes)
+    driver.probe = (node) => {
+      ;(probes[node.name] ??= []).push(Date.now())
+      return new Promise(() => {}) // a frozen server
+    }
+    const config = resolveConfig({
+      driver,
+      primary: 'postgres://db1/app',
+      replicas: ['postgres://db2/app'],
+      healthCheck: { intervalMs: 100, timeoutMs: 30, failureThreshold: 2, maxBackoffMs: 100 },
+    })
+    const events = new RouterEmitter()
+    const cluster = new Cluster(config.clusters[0]!, config.driver, config.healthCheck, events)
+    const monitor = new HealthMonitor([cluster], config, events)
+    void monitor.start()
+    await vi.advanceTimersByTimeAsync(1000)
+    monitor.stop()
+    expect(cluster.primary?.state).toBe('down')
+    expect((probes.primary ?? []).length).toBeGreaterThanOrEqual(8)
+  })
+})
