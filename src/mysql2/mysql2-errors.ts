@@ -1,4 +1,5 @@
 import type { ErrorClass } from '../router/driver.js'
+import { NETWORK_ERROR_CODES } from '../util/network-error-codes.js'
 
 /**
  * Server errors that mean the node refused a write because it (or the transaction) is read-only:
@@ -13,19 +14,7 @@ const OPTION_PREVENTS_STATEMENT = 1290
 
 /** Socket and mysql2 protocol error codes of a connection that failed or went away. */
 const CONNECTION_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'EHOSTDOWN',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ERR_SOCKET_CLOSED',
-  'ERR_STREAM_DESTROYED',
+  ...NETWORK_ERROR_CODES,
   'PROTOCOL_CONNECTION_LOST',
   'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
   'PROTOCOL_ENQUEUE_AFTER_QUIT',

@@ -1,19 +1,5 @@
 import type { ErrorClass } from '../router/driver.js'
-
-const CONNECTION_ERRNOS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'EHOSTDOWN',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ERR_SOCKET_CLOSED',
-])
+import { NETWORK_ERROR_CODES } from '../util/network-error-codes.js'
 
 /** SQLSTATEs that mean the server cannot serve this connection (not the statement's fault). */
 const CONNECTION_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '53000', '3D000', '28000', '28P01'])
@@ -39,7 +25,7 @@ export function classifyPgError(err: unknown): ErrorClass {
   const code = typeof e.code === 'string' ? e.code : undefined
   if (code !== undefined) {
     if (code === '25006') return 'read-only'
-    if (code.startsWith('08') || CONNECTION_SQLSTATES.has(code) || CONNECTION_ERRNOS.has(code))
+    if (code.startsWith('08') || CONNECTION_SQLSTATES.has(code) || NETWORK_ERROR_CODES.has(code))
       return 'connection'
   }
   const message = typeof e.message === 'string' ? e.message : ''
