@@ -3,7 +3,7 @@
  * every replica down, the primary down. Each test asserts what a user checks: reads that could
  * succeed do, no hang, no leaked connection, no write on a replica.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import {
   NoHealthyReplicaError,
   PrimaryUnavailableError,
@@ -24,6 +24,8 @@ import {
 
 const HC = { intervalMs: 300, timeoutMs: 200, failureThreshold: 2 }
 const DOWN_BOUND_MS = HC.failureThreshold * HC.intervalMs + HC.timeoutMs
+
+const activeLoads: Array<{ stop(): Promise<void> }> = []
 
 /** Runs `readers` concurrent read loops until `stop()`; records results per node and failures. */
 function readLoad(router: Router, d: DialectCase, who: (p: unknown) => string, readers: number) {
@@ -74,6 +76,8 @@ describe.each(dialects)('failover ($name)', (d: DialectCase) => {
   })
 
   afterEach(async () => {
+    // A failed assertion must not leave a load running (nor blame its in-flight reads on a leak).
+    await Promise.all(activeLoads.splice(0).map((l) => l.stop()))
     await expectIdle(router)
   })
 
@@ -84,7 +88,7 @@ describe.each(dialects)('failover ($name)', (d: DialectCase) => {
 
   it('kill -9 of a replica under 32 concurrent readers: marked down in time, reads carry on, re-admitted after restart', async () => {
     const load = readLoad(router, d, who, 32)
-    onTestFinished(() => load.stop())
+    activeLoads.push(load)
     await sleep(500)
     events.length = 0
     const killedAt = Date.now()
@@ -162,14 +166,17 @@ describe.each(dialects)('failover ($name)', (d: DialectCase) => {
 
   it('SIGSTOP of a replica under 8 concurrent readers: every read completes within the bound, no new read goes to it, SIGCONT brings it back', async () => {
     const load = readLoad(router, d, who, 8)
-    onTestFinished(() => load.stop())
+    activeLoads.push(load)
     await sleep(500)
     const stoppedAt = Date.now()
     await cluster.pause('replica2')
     try {
       await waitFor(() => stateOf(router, 'replica2') === 'down', DOWN_BOUND_MS + 1000, 'replica2 down')
       const downAt = Date.now()
-      // After it is down, nothing is in flight on it and nothing new goes there.
+      // After it is down, the work that was on it is aborted at once (its sockets destroyed; the
+      // callers see the errors a moment later), and nothing new goes there.
+      const inFlightOn = () => router.stats().nodes.find((n) => n.name === 'replica2')?.inFlight
+      await waitFor(() => inFlightOn() === 0, 300, 'aborted work on replica2 to settle')
       for (let i = 0; i < 10; i++) {
         expect(router.stats().nodes.find((n) => n.name === 'replica2')?.inFlight).toBe(0)
         await sleep(50)
