@@ -71,6 +71,10 @@ class PgNodePool implements DriverPool<pg.PoolClient> {
     return this.#pool.connect()
   }
 
+  acquireCallback(cb: (err: unknown, conn?: pg.PoolClient) => void): void {
+    this.#pool.connect((err, client) => cb(err ?? undefined, client))
+  }
+
   release(conn: pg.PoolClient, destroy: boolean): void {
     conn.release(destroy ? true : undefined)
   }
@@ -108,6 +112,17 @@ class PgDriver implements Driver<pg.PoolClient> {
     params: readonly unknown[] | undefined,
   ): Promise<QueryResult> {
     return conn.query(stmt as string, params as unknown[] | undefined) as unknown as Promise<QueryResult>
+  }
+
+  executeCallback(
+    conn: pg.PoolClient,
+    stmt: Statement,
+    params: readonly unknown[] | undefined,
+    cb: (err: unknown, result?: QueryResult) => void,
+  ): void {
+    conn.query(stmt as string, params as unknown[], (err: Error | null, res: unknown) =>
+      cb(err ?? undefined, res as QueryResult),
+    )
   }
 
   async probe(node: DriverNodeOptions, signal: AbortSignal): Promise<ProbeResult> {

@@ -63,6 +63,8 @@ export interface ProbeResult {
 export interface DriverPool<Conn = unknown> {
   /** Checks a connection out (connecting if needed, bounded by `connectTimeoutMs`). */
   acquire(): Promise<Conn>
+  /** Optional callback form of `acquire`, used on the hot path when present (no promise per query). */
+  acquireCallback?(cb: (err: unknown, conn?: Conn) => void): void
   /** Returns a connection; with `destroy`, closes it instead of keeping it. */
   release(conn: Conn, destroy: boolean): void
   /** Closes the connection's socket at once, so a query pending on it fails now (used to abort work on a node marked down). */
@@ -105,6 +107,13 @@ export interface Driver<Conn = unknown> {
   createPool(node: DriverNodeOptions, onError: (err: unknown) => void): DriverPool<Conn>
   /** Runs one statement (SQL text, or a driver query config object) on a checked-out connection. */
   execute(conn: Conn, stmt: Statement, params: readonly unknown[] | undefined): Promise<QueryResult>
+  /** Optional callback form of `execute`, used on the hot path when present. */
+  executeCallback?(
+    conn: Conn,
+    stmt: Statement,
+    params: readonly unknown[] | undefined,
+    cb: (err: unknown, result?: QueryResult) => void,
+  ): void
   /**
    * Probes a node on a fresh connection (not from the pool), reading its role and replication
    * position. Must give up and close everything when `signal` aborts (the core's hard deadline).

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks'
 import type { NodeView } from '../balancer/balancer.js'
 import { NodeHealth, type NodeState } from '../health/node-health.js'
 import { redactUrl } from '../util/redact.js'
@@ -162,25 +163,60 @@ export class RouterNode<Conn = unknown> implements NodeView {
 
   /**
    * Runs one statement on a pooled connection, recording latency. Errors are thrown untouched.
-   * Written with awaits, not driver callbacks, so that `onQuery` listeners run in the caller's
-   * async context (tracing relies on it).
+   * The hot path: one promise of its own, checkout, execute and release chained by callbacks (the
+   * driver's callback methods when it has them), no awaits.
    */
-  async run(stmt: unknown, params: readonly unknown[] | undefined, readOnly = false): Promise<QueryResult> {
-    const conn = await this.acquire(readOnly)
-    const started = performance.now()
-    let destroy = false
-    try {
-      const result = await this.#driver.execute(conn, stmt as Statement, params)
-      this.observe(performance.now() - started)
-      return result
-    } catch (err) {
-      this.observe(performance.now() - started, false)
-      const cls = this.#driver.classify(err)
-      destroy = cls === 'connection' || cls === 'timeout'
-      throw err
-    } finally {
-      this.release(conn, destroy)
-    }
+  run(stmt: unknown, params: readonly unknown[] | undefined, readOnly = false): Promise<QueryResult> {
+    if (this.#ended) return Promise.reject(new NodeAbortError(this.name))
+    const pool = readOnly ? this.#roPool() : this.#pool
+    const driver = this.#driver
+    this.inFlight++
+    return new Promise<QueryResult>((resolve, reject) => {
+      const pending: PendingAcquire = { settled: false, reject }
+      this.#pending.add(pending)
+      const onConn = (err: unknown, conn?: Conn): void => {
+        this.#pending.delete(pending)
+        if (err != null) {
+          if (pending.settled) return
+          pending.settled = true
+          this.inFlight--
+          reject(err)
+          return
+        }
+        const c = conn as Conn
+        if (pending.settled) {
+          pool.release(c, true) // aborted while connecting
+          return
+        }
+        pending.settled = true
+        this.#busy.set(c, pool)
+        const started = performance.now()
+        const done = (err2: unknown, res?: QueryResult): void => {
+          if (err2 == null) {
+            this.observe(performance.now() - started)
+            this.release(c, false)
+            resolve(res as QueryResult)
+            return
+          }
+          this.observe(performance.now() - started, false)
+          const cls = driver.classify(err2)
+          this.release(c, cls === 'connection' || cls === 'timeout')
+          reject(err2)
+        }
+        // Listeners (metrics, tracing) must run in the caller's async context: bind the
+        // completion to it, only when someone listens (binding costs an allocation).
+        const complete = this.listeners.length > 0 ? AsyncResource.bind(done) : done
+        try {
+          if (driver.executeCallback !== undefined)
+            driver.executeCallback(c, stmt as Statement, params, complete)
+          else driver.execute(c, stmt as Statement, params).then((r) => complete(undefined, r), complete)
+        } catch (e) {
+          complete(e ?? new Error('the driver threw'))
+        }
+      }
+      if (pool.acquireCallback !== undefined) pool.acquireCallback(onConn)
+      else pool.acquire().then((c) => onConn(undefined, c), onConn)
+    })
   }
 
   /** Records a statement's outcome: latency (exponentially smoothed) of successes, and `onQuery` listeners. */
