@@ -13,16 +13,19 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { startPgCluster } from '../dist/testing/index.js'
-import { parseArgs, USAGE } from './lib/args.mjs'
+import { startMariaDbCluster, startPgCluster } from '../dist/testing/index.js'
+import { parseArgs, selectedParts, USAGE } from './lib/args.mjs'
 import { runScript, startWorker } from './lib/child.mjs'
-import { census, createVariant, VARIANTS } from './lib/throughput.mjs'
+import { MYSQL_VARIANTS } from './lib/mysql-throughput.mjs'
+import { RYW_BASE, RYW_TABLE_SQL, RYW_VARIANTS } from './lib/ryw.mjs'
+import { census, createVariant, LABELS, VARIANTS } from './lib/throughput.mjs'
 import { fmt, median, table } from './lib/stats.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '..')
 const TARGET_RATIO = 0.95
 const TARGET_DECISION_NS = 300
+const TARGET_SHARD_NS = 500
 
 function machine() {
   const cpus = os.cpus()
@@ -76,29 +79,17 @@ function variantNames(opts) {
   return names
 }
 
-async function throughput(opts, log) {
-  const names = variantNames(opts)
-  log(`\n## 1. Read throughput vs raw pg (PostgreSQL primary + 2 replicas on loopback)`)
-  log(
-    `   ${opts.concurrency} concurrent callers, pool max ${opts.max} per replica, ${opts.rounds} rounds x ${opts.seconds} s, ` +
-      `warm-up ${opts.warmup} s, ${opts.inProcess ? 'all variants in this process' : 'one child process per variant'}`,
-  )
-  const t0 = Date.now()
-  const cluster = await startPgCluster({ replicas: 2, settings: { max_connections: 200 } })
-  log(
-    `   cluster up in ${Date.now() - t0} ms (PostgreSQL ports ${cluster.nodes.map((n) => n.port).join(', ')})`,
-  )
+/**
+ * Runs variants (one worker each, unless --in-process) against one cluster, alternating round by
+ * round (A B C..., then ...C B A). `base(name)` names the variant each is compared with.
+ */
+async function alternate({ names, config, opts, log, base = () => names[0] }) {
   const workers = {}
   const rounds = Object.fromEntries(names.map((n) => [n, []]))
   const distribution = {}
   const asyncResources = {}
+  const pad = Math.max(...names.map((n) => LABELS[n].length))
   try {
-    const config = {
-      primary: cluster.primary.url,
-      replicas: cluster.replicas.map((r) => r.url),
-      concurrency: opts.concurrency,
-      max: opts.max,
-    }
     for (const name of names) {
       workers[name] = opts.inProcess
         ? localWorker(name)
@@ -107,7 +98,7 @@ async function throughput(opts, log) {
     }
     for (const name of names) {
       const w = await workers[name].call({ cmd: 'warmup', seconds: opts.warmup })
-      log(`   warm-up ${VARIANTS[name].padEnd(58)} ${fmt(w.qps).padStart(8)} q/s`)
+      log(`   warm-up ${LABELS[name].padEnd(pad)} ${fmt(w.qps).padStart(8)} q/s`)
     }
     for (let r = 0; r < opts.rounds; r++) {
       // A B C D E, then E D C B A: B runs next to A every round, and slow drift cancels out
@@ -115,40 +106,135 @@ async function throughput(opts, log) {
       for (const name of order) {
         const res = await workers[name].call({ cmd: 'round', seconds: opts.seconds })
         rounds[name].push(res)
+        const lat =
+          res.p50Ms === undefined ? '' : `  p50 ${fmt(res.p50Ms, 3)} ms  p99 ${fmt(res.p99Ms, 3)} ms`
         log(
-          `   round ${r + 1} ${VARIANTS[name].padEnd(58)} ${fmt(res.qps).padStart(8)} q/s  ` +
-            `client CPU ${fmt(res.cpuUsPerQuery, 1).padStart(5)} us/query${res.errors ? `  ERRORS ${res.errors}: ${res.firstError}` : ''}`,
+          `   round ${r + 1} ${LABELS[name].padEnd(pad)} ${fmt(res.qps).padStart(8)} q/s  ` +
+            `client CPU ${fmt(res.cpuUsPerQuery, 1).padStart(5)} us/query${lat}${res.errors ? `  ERRORS ${res.errors}: ${res.firstError}` : ''}`,
         )
       }
     }
     for (const name of names) {
       const closed = await workers[name].call({ cmd: 'close' })
       distribution[name] = closed.distribution
-      asyncResources[name] = closed.asyncResourcesPerQuery
+      if (closed.asyncResourcesPerQuery !== undefined) asyncResources[name] = closed.asyncResourcesPerQuery
     }
   } finally {
     for (const w of Object.values(workers)) await w.kill()
-    await cluster.stop()
   }
 
-  const qps = (name) => rounds[name].map((x) => x.qps)
-  const base = median(qps('raw'))
+  const pick = (name, key) => rounds[name].map((x) => x[key])
   const summary = {}
   for (const name of names) {
-    const q = qps(name)
-    const paired = q.map((v, i) => v / rounds.raw[i].qps)
-    summary[name] = {
-      label: VARIANTS[name],
+    const b = base(name)
+    const q = pick(name, 'qps')
+    const paired = q.map((v, i) => v / rounds[b][i].qps)
+    const s = {
+      label: LABELS[name],
+      baseline: b,
       medianQps: median(q),
       minQps: Math.min(...q),
       maxQps: Math.max(...q),
-      ratioOfMedians: median(q) / base,
+      ratioOfMedians: median(q) / median(pick(b, 'qps')),
       medianPairedRatio: median(paired),
-      medianClientCpuUsPerQuery: median(rounds[name].map((x) => x.cpuUsPerQuery)),
-      errors: rounds[name].reduce((s, x) => s + x.errors, 0),
+      medianClientCpuUsPerQuery: median(pick(name, 'cpuUsPerQuery')),
+      errors: rounds[name].reduce((sum, x) => sum + x.errors, 0),
     }
+    if (rounds[name][0]?.p50Ms !== undefined) {
+      s.medianP50Ms = median(pick(name, 'p50Ms'))
+      s.medianP99Ms = median(pick(name, 'p99Ms'))
+      s.p50Ratio = s.medianP50Ms / median(pick(b, 'p50Ms'))
+      s.p99Ratio = s.medianP99Ms / median(pick(b, 'p99Ms'))
+      s.medianPairedP50Ratio = median(rounds[name].map((x, i) => x.p50Ms / rounds[b][i].p50Ms))
+    }
+    summary[name] = s
   }
   return { rounds, summary, distribution, asyncResourcesPerQuery: asyncResources }
+}
+
+/** One PostgreSQL cluster (primary + 2 replicas) shared by the pg and position parts. */
+function pgClusterOnce(log) {
+  let started
+  return {
+    get: () => {
+      started ??= (async () => {
+        const t0 = Date.now()
+        const c = await startPgCluster({ replicas: 2, settings: { max_connections: 200 } })
+        log(
+          `   PostgreSQL cluster up in ${Date.now() - t0} ms (ports ${c.nodes.map((n) => n.port).join(', ')})`,
+        )
+        return c
+      })()
+      return started
+    },
+    stop: async () => {
+      if (started !== undefined) await (await started.catch(() => undefined))?.stop()
+    },
+  }
+}
+
+async function throughput(opts, log, pgCluster) {
+  const names = variantNames(opts)
+  log(`\n## 1. Read throughput vs raw pg (PostgreSQL primary + 2 replicas on loopback)`)
+  log(
+    `   ${opts.concurrency} concurrent callers, pool max ${opts.max} per replica, ${opts.rounds} rounds x ${opts.seconds} s, ` +
+      `warm-up ${opts.warmup} s, ${opts.inProcess ? 'all variants in this process' : 'one child process per variant'}`,
+  )
+  const cluster = await pgCluster.get()
+  const config = {
+    primary: cluster.primary.url,
+    replicas: cluster.replicas.map((r) => r.url),
+    concurrency: opts.concurrency,
+    max: opts.max,
+  }
+  return alternate({ names, config, opts, log })
+}
+
+async function mysqlThroughput(opts, log) {
+  const names = Object.keys(MYSQL_VARIANTS)
+  log(`\n## 4. Read throughput vs raw mysql2 (MariaDB primary + 2 GTID replicas on loopback)`)
+  log(
+    `   ${opts.concurrency} concurrent callers, connectionLimit ${opts.max} per replica, ${opts.rounds} rounds x ${opts.seconds} s, ` +
+      `warm-up ${opts.warmup} s, ${opts.inProcess ? 'all variants in this process' : 'one child process per variant'}`,
+  )
+  const t0 = Date.now()
+  const start = () => startMariaDbCluster({ replicas: 2, settings: { max_connections: 200 } })
+  // mariadb-install-db fails now and then on a loaded machine: one more try before giving up
+  const cluster = await start().catch((err) => {
+    log(`   MariaDB cluster failed to start (${String(err?.message ?? err).split('\n')[0]}), retrying once`)
+    return start()
+  })
+  log(`   MariaDB cluster up in ${Date.now() - t0} ms (ports ${cluster.nodes.map((n) => n.port).join(', ')})`)
+  try {
+    const config = {
+      primary: cluster.primary.url,
+      replicas: cluster.replicas.map((r) => r.url),
+      concurrency: opts.concurrency,
+      max: opts.max,
+    }
+    return await alternate({ names, config, opts, log })
+  } finally {
+    await cluster.stop()
+  }
+}
+
+async function readYourWrites(opts, log, pgCluster) {
+  const names = Object.keys(RYW_VARIANTS)
+  log(`\n## 5. What read-your-writes costs (PostgreSQL primary + 2 replicas on loopback)`)
+  log(
+    `   ${opts.sessions} concurrent sessions, ${opts.readsPerSession} reads per session on the read path, pool max ${opts.max} per node, ` +
+      `${opts.rounds} rounds x ${opts.seconds} s, warm-up ${opts.warmup} s`,
+  )
+  const cluster = await pgCluster.get()
+  await cluster.query('primary', RYW_TABLE_SQL)
+  const config = {
+    primary: cluster.primary.url,
+    replicas: cluster.replicas.map((r) => r.url),
+    sessions: opts.sessions,
+    readsPerSession: opts.readsPerSession,
+    max: opts.max,
+  }
+  return alternate({ names, config, opts, log, base: (n) => RYW_BASE[n] })
 }
 
 function report(result, log) {
@@ -185,7 +271,7 @@ function report(result, log) {
     log(`async resources created per query (async_hooks census, deterministic):`)
     for (const [name, counts] of Object.entries(t.asyncResourcesPerQuery ?? {}))
       log(
-        `  ${VARIANTS[name].padEnd(58)} ${Object.entries(counts ?? {})
+        `  ${LABELS[name].padEnd(58)} ${Object.entries(counts ?? {})
           .map(([k, v]) => `${k} ${v}`)
           .join(', ')}`,
       )
@@ -230,6 +316,112 @@ function report(result, log) {
     )
   }
 
+  const my = result.mysql2
+  if (my !== undefined) {
+    const o = result.options
+    log(
+      `\n## mysql2 read throughput (queries/s; MariaDB, ${o.concurrency} callers, connectionLimit ${o.max}/replica, ${o.rounds} x ${o.seconds} s)`,
+    )
+    const rows = Object.values(my.summary).map((s) => [
+      s.label,
+      fmt(s.medianQps),
+      `${fmt(s.minQps)}..${fmt(s.maxQps)}`,
+      s.ratioOfMedians.toFixed(3),
+      s.medianPairedRatio.toFixed(3),
+      fmt(s.medianClientCpuUsPerQuery, 1),
+    ])
+    log(table(['variant', 'median q/s', 'range', 'ratio vs A', 'paired ratio', 'client CPU us/q'], rows))
+    const b = my.summary['mysql-router']
+    if (b !== undefined)
+      log(
+        `mysql2 B/A = ${b.ratioOfMedians.toFixed(3)} (ratio of medians), ${b.medianPairedRatio.toFixed(3)} (median of per-round ratios); ` +
+          `target >= ${TARGET_RATIO}: ${b.ratioOfMedians >= TARGET_RATIO ? 'MET' : 'NOT MET'}`,
+      )
+    log(`queries per node: ${JSON.stringify(my.distribution)}`)
+    log(`async resources created per query (async_hooks census, deterministic):`)
+    for (const [name, counts] of Object.entries(my.asyncResourcesPerQuery ?? {}))
+      log(
+        `  ${LABELS[name].padEnd(58)} ${Object.entries(counts ?? {})
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+      )
+  }
+
+  const ryw = result.readYourWrites
+  if (ryw !== undefined) {
+    const o = result.options
+    log(
+      `\n## Read-your-writes cost (PostgreSQL; ${o.sessions} sessions, ${o.readsPerSession} reads per session, ${o.rounds} x ${o.seconds} s; ` +
+        `latency per write (W) or per read (R), ratios vs the same path with readYourWrites off)`,
+    )
+    const rows = Object.values(ryw.summary).map((s) => [
+      s.label,
+      fmt(s.medianQps),
+      s.ratioOfMedians.toFixed(3),
+      s.medianPairedRatio.toFixed(3),
+      fmt(s.medianP50Ms, 3),
+      fmt(s.medianP99Ms, 3),
+      s.p50Ratio.toFixed(3),
+      s.p99Ratio.toFixed(3),
+      fmt(s.medianClientCpuUsPerQuery, 1),
+    ])
+    log(
+      table(
+        [
+          'variant',
+          'median ops/s',
+          'ratio vs off',
+          'paired ratio',
+          'p50 ms',
+          'p99 ms',
+          'p50 ratio',
+          'p99 ratio',
+          'client CPU us/op',
+        ],
+        rows,
+      ),
+    )
+    log(
+      `statements per node (INSERTs included) and reads redirected to the primary: ${JSON.stringify(ryw.distribution)}`,
+    )
+  }
+
+  const sh = result.shards
+  if (sh !== undefined) {
+    log(`\n## Shard resolve + route, no database (ns per call, mitata p50; 16-byte string keys)`)
+    log(
+      table(
+        [
+          'strategy',
+          'shards',
+          'resolve()',
+          'resolve + decision (sync)',
+          'shardFor() (async)',
+          'withShard+query',
+          'withShard overhead',
+        ],
+        sh.summary.map((r) => [
+          r.strategy,
+          String(r.shards),
+          fmt(r.resolveNs, 1),
+          fmt(r.resolvePlusDecisionNs, 1),
+          fmt(r.shardForNs, 1),
+          fmt(r.withShardQueryNs, 1),
+          fmt(r.withShardOverheadNs, 1),
+        ]),
+      ),
+    )
+    const b = sh.baseline
+    log(
+      `baseline: unsharded router.query() (primary) ${fmt(b.queryNs, 1)} ns (median over all pairs); synthetic decision alone ` +
+        `(getStore + isEvidentWrite + pick) ${fmt(b.decisionNs, 1)} ns; withShard overhead = withShard+query - the unsharded query measured interleaved with it`,
+    )
+    const worst = Math.max(...sh.summary.map((r) => r.resolvePlusDecisionNs))
+    log(
+      `target resolve + routing decision < ${TARGET_SHARD_NS} ns: worst ${fmt(worst, 1)} ns: ${worst < TARGET_SHARD_NS ? 'MET' : 'NOT MET'}`,
+    )
+  }
+
   const a = result.alloc
   if (a !== undefined) {
     log(`\n## Heap allocation per operation (bytes/op, N = ${a.n})`)
@@ -253,6 +445,7 @@ async function main() {
   try {
     opts = parseArgs(process.argv.slice(2))
     variantNames(opts)
+    selectedParts(opts)
   } catch (err) {
     console.error(err.message)
     return 2
@@ -268,11 +461,14 @@ async function main() {
   const result = { date: new Date().toISOString(), machine: machine(), options: opts }
   log(`routemate bench: ${result.machine.cpu}, ${result.machine.cores} cores, node ${result.machine.node}`)
 
-  if (!opts.skipMicro) {
+  const parts = selectedParts(opts)
+  result.parts = [...parts]
+  log(`parts: ${result.parts.join(', ')}`)
+  if (parts.has('micro')) {
     log(`\n## 2. Routing decision micro-benchmarks (bench/decision.mjs)`)
     result.decision = await runScript(path.join(here, 'decision.mjs'))
   }
-  if (!opts.skipAlloc) {
+  if (parts.has('alloc')) {
     log(`\n## 3. Heap allocation (bench/alloc.mjs)`)
     result.alloc = await runScript(
       path.join(here, 'alloc.mjs'),
@@ -280,7 +476,18 @@ async function main() {
       ['--expose-gc', '--max-semi-space-size=256', '--min-semi-space-size=256'],
     )
   }
-  if (!opts.skipDb) result.throughput = await throughput(opts, log)
+  if (parts.has('shards')) {
+    log(`\n## 6. Shard resolve + route micro-benchmarks (bench/shards.mjs)`)
+    result.shards = await runScript(path.join(here, 'shards.mjs'))
+  }
+  const pgCluster = pgClusterOnce(log)
+  try {
+    if (parts.has('pg')) result.throughput = await throughput(opts, log, pgCluster)
+    if (parts.has('position')) result.readYourWrites = await readYourWrites(opts, log, pgCluster)
+  } finally {
+    await pgCluster.stop()
+  }
+  if (parts.has('mysql2')) result.mysql2 = await mysqlThroughput(opts, log)
 
   result.durationS = Math.round((Date.now() - started) / 100) / 10
   result.loadavgEnd = os.loadavg().map((l) => Math.round(l * 100) / 100)

@@ -13,9 +13,41 @@ const DEFAULTS = {
   out: 'bench/results/latest.json',
   variants: 'raw,router,router-scope,raw-als,router-nohc',
   priority: '',
+  only: '',
+  sessions: 16,
+  readsPerSession: 10,
 }
 
-const NUMBERS = new Set(['rounds', 'seconds', 'warmup', 'concurrency', 'max'])
+/** The parts of a full run, in the order they run; `--only` picks some of them. */
+export const PARTS = Object.freeze({
+  micro: 'routing-decision micro-benchmarks (bench/decision.mjs)',
+  alloc: 'heap allocation per query (bench/alloc.mjs)',
+  shards: 'shard resolve + route micro-benchmarks (bench/shards.mjs)',
+  pg: 'read throughput, router vs raw pg (PostgreSQL cluster)',
+  mysql2: 'read throughput, router vs raw mysql2 (MariaDB cluster)',
+  position: 'read-your-writes cost: off vs position vs window (PostgreSQL cluster)',
+})
+
+/** The parts to run: `--only` if given, else all minus the `--skip-*` ones. Throws on an unknown name. */
+export function selectedParts(opts) {
+  if (opts.only !== '') {
+    const names = opts.only
+      .split(',')
+      .map((p) => p.trim())
+      .filter((p) => p !== '')
+    for (const n of names)
+      if (!(n in PARTS))
+        throw new Error(`--only: unknown part "${n}" (known: ${Object.keys(PARTS).join(', ')})`)
+    return new Set(names)
+  }
+  const all = new Set(Object.keys(PARTS))
+  if (opts.skipMicro) all.delete('micro')
+  if (opts.skipAlloc) all.delete('alloc')
+  if (opts.skipDb) for (const p of ['pg', 'mysql2', 'position']) all.delete(p)
+  return all
+}
+
+const NUMBERS = new Set(['rounds', 'seconds', 'warmup', 'concurrency', 'max', 'sessions', 'readsPerSession'])
 
 function camel(flag) {
   return flag.replace(/-([a-z])/g, (_, c) => c.toUpperCase())
@@ -64,8 +96,13 @@ export const USAGE = `Usage: node bench/run.mjs [options]   (build first: npx ts
   --variants LIST   throughput variants, comma-separated, raw first (default ${DEFAULTS.variants})
   --priority N      run the benchmark (and so its children and the PostgreSQL servers, which inherit
                     it) at nice value N, e.g. -10 on a shared machine (needs root or CAP_SYS_NICE)
+  --only LIST       run only these parts, comma-separated (default: all): micro, alloc, shards,
+                    pg, mysql2, position (e.g. --only mysql2,position,shards)
+  --sessions N      concurrent sessions in the read-your-writes benchmark (default ${DEFAULTS.sessions})
+  --reads-per-session N
+                    reads after the one write of each session, read-your-writes benchmark (default ${DEFAULTS.readsPerSession})
   --in-process      run all throughput variants in this process instead of one child process each
-  --skip-db         skip the PostgreSQL throughput benchmark
+  --skip-db         skip the database benchmarks (pg, mysql2, position)
   --skip-micro      skip the routing-decision micro-benchmarks
   --skip-alloc      skip the allocation measurement
   --out FILE        JSON results file (default ${DEFAULTS.out})

@@ -14,13 +14,11 @@ import { AsyncLocalStorage, createHook } from 'node:async_hooks'
 import pg from 'pg'
 import { createRouter } from '../../dist/index.js'
 import { pgDriver } from '../../dist/pg/index.js'
+import { closedLoop, IDLE_MS } from './closed-loop.mjs'
+import { createMysqlVariant, MYSQL_VARIANTS } from './mysql-throughput.mjs'
+import { createRywVariant, RYW_VARIANTS } from './ryw.mjs'
 
 export const SQL = 'SELECT $1::int AS x'
-
-// pg.Pool closes connections idle for 10 s by default; a variant idles longer than that while the
-// others take their turns, so every round would start by reconnecting (SCRAM + a server fork each).
-// Same setting for raw pg and the router: idle connections are kept for a minute.
-const IDLE_MS = 60_000
 
 export const VARIANTS = Object.freeze({
   raw: 'A  raw pg.Pool x2, round-robin',
@@ -40,53 +38,14 @@ function rawPools(replicas, max) {
   })
 }
 
-/** Runs `concurrency` closed-loop callers of `op(i)` for `seconds`; returns the count and timings. */
-async function closedLoop(op, concurrency, seconds) {
-  let stop = false
-  let count = 0
-  let errors = 0
-  let firstError
-  let i = 0
-  const timer = setTimeout(() => {
-    stop = true
-  }, seconds * 1000)
-  const cpu0 = process.cpuUsage()
-  const t0 = performance.now()
-  const caller = async () => {
-    while (!stop) {
-      try {
-        await op(i++ & 0x3fffffff)
-        count++
-      } catch (err) {
-        errors++
-        firstError ??= err
-        if (errors > 100) stop = true
-      }
-    }
-  }
-  const callers = []
-  for (let c = 0; c < concurrency; c++) callers.push(caller())
-  await Promise.all(callers)
-  const ms = performance.now() - t0
-  const cpu = process.cpuUsage(cpu0)
-  clearTimeout(timer)
-  if (firstError !== undefined && count === 0) throw firstError
-  return {
-    count,
-    errors,
-    firstError: firstError === undefined ? undefined : String(firstError?.message ?? firstError),
-    ms,
-    qps: (count / ms) * 1000,
-    // client-process CPU (user + system) per completed query, in microseconds
-    cpuUsPerQuery: (cpu.user + cpu.system) / Math.max(count, 1),
-  }
-}
-
 /**
  * Creates one variant: `{ name, warmup(s), round(s), distribution(), close() }`.
  * `primary` is the primary's URL (the router needs one; no read goes there), `replicas` two URLs.
  */
-export async function createVariant(name, { primary, replicas, concurrency, max }) {
+export async function createVariant(name, config) {
+  if (name in MYSQL_VARIANTS) return createMysqlVariant(name, config)
+  if (name in RYW_VARIANTS) return createRywVariant(name, config)
+  const { primary, replicas, concurrency, max } = config
   if (name === 'raw' || name === 'raw-als') {
     const pools = rawPools(replicas, max)
     const served = pools.map(() => 0)
@@ -143,12 +102,16 @@ export async function createVariant(name, { primary, replicas, concurrency, max 
   throw new Error(`unknown variant "${name}"`)
 }
 
+/** Labels of every variant run in a worker: pg throughput, mysql2 throughput, read-your-writes. */
+export const LABELS = Object.freeze({ ...VARIANTS, ...MYSQL_VARIANTS, ...RYW_VARIANTS })
+
 /**
  * Async resources (promises, timers, ticks...) created per query by a variant, counted with an
  * async_hooks `init` hook over a short extra round. Deterministic, unlike timings on a shared
  * machine. Run it last: the hook itself turns on promise hooks in the process.
  */
 export async function census(variant, seconds = 0.5) {
+  if (variant.census === false) return undefined
   const counts = {}
   const hook = createHook({
     init(_id, type) {

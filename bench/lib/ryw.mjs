@@ -1,0 +1,174 @@
+/**
+ * What read-your-writes costs (run by `bench/run.mjs --only position`), against the PostgreSQL
+ * primary + 2 streaming replicas, each variant in its own child process like the throughput ones.
+ * Every variant is a router (`pgDriver()`, default options, health checks on) that differs only in
+ * `readYourWrites`; `sessions` callers run in a closed loop, each operation timed on its own.
+ *
+ * Write path, one operation = one session with one write:
+ *   `router.session(() => router.query('INSERT INTO t (v) VALUES ($1)', [i]))`
+ *  - ryw-w-off:       readYourWrites false
+ *  - ryw-w-position:  { mode: 'position' }: after the INSERT, `pg_current_wal_insert_lsn()` on the
+ *                     same connection (one extra round trip) to set the session's token
+ *
+ * Read path, one session = one INSERT (not timed), then `readsPerSession` reads, each timed:
+ *   `router.readOnly(() => router.query('SELECT $1::int AS x', [k]))`
+ *  - ryw-r-off:       readYourWrites false: the reads go to the replicas (and may miss the write)
+ *  - ryw-r-position:  { mode: 'position', maxWaitMs }: a replica known to have replayed the token,
+ *                     else one asked (`pg_last_wal_replay_lsn()`, polled every 5 ms up to maxWaitMs),
+ *                     else the primary
+ *  - ryw-r-window:    { mode: 'window', windowMs: 2000 }: every read of the session goes to the
+ *                     primary (all of them fall inside the window)
+ * Read throughput counts reads only, over the whole loop (the one write per session included).
+ */
+import { createRouter } from '../../dist/index.js'
+import { pgDriver } from '../../dist/pg/index.js'
+
+export const RYW_TABLE_SQL = 'CREATE TABLE IF NOT EXISTS t (id bigserial PRIMARY KEY, v int)'
+const INSERT = 'INSERT INTO t (v) VALUES ($1)'
+const SELECT = 'SELECT $1::int AS x'
+const IDLE_MS = 60_000
+/** `readYourWrites.maxWaitMs` of the position variant. */
+export const RYW_MAX_WAIT_MS = 50
+
+export const RYW_VARIANTS = Object.freeze({
+  'ryw-w-off': 'W0 write in a session, readYourWrites off',
+  'ryw-w-position': 'W1 write in a session, position (+ WAL LSN read)',
+  'ryw-r-off': 'R0 reads after a write in a session, off',
+  'ryw-r-position': `R1 reads after a write, position (maxWaitMs ${RYW_MAX_WAIT_MS})`,
+  'ryw-r-window': 'R2 reads after a write, window (-> primary)',
+})
+
+/** The variant each is compared with. */
+export const RYW_BASE = Object.freeze({
+  'ryw-w-off': 'ryw-w-off',
+  'ryw-w-position': 'ryw-w-off',
+  'ryw-r-off': 'ryw-r-off',
+  'ryw-r-position': 'ryw-r-off',
+  'ryw-r-window': 'ryw-r-off',
+})
+
+const noop = () => {}
+
+/** A growable list of latencies in ms. */
+class Samples {
+  constructor() {
+    this.a = new Float64Array(1 << 16)
+    this.n = 0
+  }
+  push(v) {
+    if (this.n === this.a.length) {
+      const b = new Float64Array(this.a.length * 2)
+      b.set(this.a)
+      this.a = b
+    }
+    this.a[this.n++] = v
+  }
+  /** Percentile `p` (0..1), nearest rank. */
+  pct(p) {
+    if (this.n === 0) return Number.NaN
+    const s = this.a.slice(0, this.n).sort()
+    return s[Math.min(this.n - 1, Math.max(0, Math.ceil(p * this.n) - 1))]
+  }
+}
+
+function rywConfig(name) {
+  if (name.endsWith('-off')) return false
+  if (name.endsWith('-position')) return { mode: 'position', maxWaitMs: RYW_MAX_WAIT_MS }
+  return { mode: 'window', windowMs: 2000 }
+}
+
+export async function createRywVariant(name, { primary, replicas, sessions, readsPerSession, max }) {
+  const router = createRouter({
+    driver: pgDriver(),
+    primary,
+    replicas,
+    pool: { max, idleTimeoutMillis: IDLE_MS },
+    readYourWrites: rywConfig(name),
+  })
+  router.on('error', noop)
+  await router.ready()
+  const unusable = router.stats().nodes.filter((n) => !n.usable)
+  if (unusable.length > 0)
+    throw new Error(`router not ready: ${unusable.map((n) => `${n.name}: ${n.unusableReason}`).join(', ')}`)
+  const writePath = name.startsWith('ryw-w-')
+
+  /** `sessions` callers for `seconds`; returns ops/s, latency percentiles, client CPU per op. */
+  const round = async (seconds) => {
+    let stop = false
+    let count = 0
+    let errors = 0
+    let firstError
+    let i = 0
+    const lat = new Samples()
+    const timer = setTimeout(() => {
+      stop = true
+    }, seconds * 1000)
+    const fail = (err) => {
+      errors++
+      firstError ??= err
+      if (errors > 100) stop = true
+    }
+    const writer = async () => {
+      while (!stop) {
+        const t = performance.now()
+        try {
+          await router.session(() => router.query(INSERT, [i++ & 0x3fffffff]))
+          lat.push(performance.now() - t)
+          count++
+        } catch (err) {
+          fail(err)
+        }
+      }
+    }
+    const reader = async () => {
+      while (!stop) {
+        try {
+          await router.session(async () => {
+            await router.query(INSERT, [i++ & 0x3fffffff])
+            for (let k = 0; k < readsPerSession && !stop; k++) {
+              const t = performance.now()
+              await router.readOnly(() => router.query(SELECT, [k]))
+              lat.push(performance.now() - t)
+              count++
+            }
+          })
+        } catch (err) {
+          fail(err)
+        }
+      }
+    }
+    const cpu0 = process.cpuUsage()
+    const t0 = performance.now()
+    const callers = []
+    for (let c = 0; c < sessions; c++) callers.push(writePath ? writer() : reader())
+    await Promise.all(callers)
+    const ms = performance.now() - t0
+    const cpu = process.cpuUsage(cpu0)
+    clearTimeout(timer)
+    if (firstError !== undefined && count === 0) throw firstError
+    return {
+      count,
+      errors,
+      firstError: firstError === undefined ? undefined : String(firstError?.message ?? firstError),
+      ms,
+      qps: (count / ms) * 1000,
+      cpuUsPerQuery: (cpu.user + cpu.system) / Math.max(count, 1),
+      p50Ms: lat.pct(0.5),
+      p99Ms: lat.pct(0.99),
+    }
+  }
+  return {
+    name,
+    census: false,
+    warmup: round,
+    round,
+    distribution: () => {
+      const st = router.stats()
+      return {
+        ...Object.fromEntries(st.nodes.map((n) => [n.name, n.queries])),
+        readYourWritesRedirects: st.clusters.reduce((s, c) => s + c.readYourWritesRedirects, 0),
+      }
+    },
+    close: () => router.close(),
+  }
+}
