@@ -5,6 +5,12 @@ import type { Driver, DriverPool, ProbeResult } from '../router/driver.js'
 import { RouterEmitter } from '../router/events.js'
 import { HealthMonitor } from './health-monitor.js'
 
+function record(probes: Record<string, number[]>, name: string): void {
+  const list = probes[name] ?? []
+  list.push(Date.now())
+  probes[name] = list
+}
+
 /** A fake driver whose probes succeed or fail as the test says; records probe times per node. */
 function fakeDriver(up: Record<string, boolean>, probes: Record<string, number[]>): Driver {
   const pool: DriverPool = {
@@ -20,7 +26,7 @@ function fakeDriver(up: Record<string, boolean>, probes: Record<string, number[]
     createPool: () => pool,
     execute: async () => ({ rows: [], rowCount: 0 }),
     probe: async (node): Promise<ProbeResult> => {
-      ;(probes[node.name] ??= []).push(Date.now())
+      record(probes, node.name)
       if (!up[node.name]) throw new Error('connect ECONNREFUSED')
       return { role: node.name === 'primary' ? 'primary' : 'replica', position: '0/1' }
     },
@@ -105,7 +111,7 @@ describe('HealthMonitor (fake driver, fake timers)', () => {
     const probes: Record<string, number[]> = {}
     const driver = fakeDriver({ primary: true, r1: true }, probes)
     driver.probe = (node) => {
-      ;(probes[node.name] ??= []).push(Date.now())
+      record(probes, node.name)
       return new Promise(() => {}) // a frozen server
     }
     const config = resolveConfig({
