@@ -9,10 +9,11 @@ import type {
   ProbeResult,
   QueryResult,
 } from '../router/driver.js'
+import type { Statement } from '../router/statement.js'
 import type { FacadeHost } from '../router/facade-host.js'
 import { gtidFormat, gtidReached } from './gtid.js'
 import { classifyMysqlError } from './mysql2-errors.js'
-import { type CoreConnection, coreOf } from './mysql2-internals.js'
+import { type CoreConnection, coreOf, type QueryCallback } from './mysql2-internals.js'
 import { type Mysql2Module, Mysql2NodePool, queryTimeoutOf } from './mysql2-node-pool.js'
 import { createMysql2PoolFacade, type RoutedMysql2Pool } from './mysql2-pool-facade.js'
 import { type ProbeMemo, probeNode } from './mysql2-probe.js'
@@ -103,6 +104,31 @@ class Mysql2DriverImpl implements Mysql2Driver {
     const options = queryOptions(stmt, params, queryTimeoutOf(coreOf(conn)))
     const [result, fields] = isPrepared(stmt) ? await conn.execute(options) : await conn.query(options)
     return toQueryResult(result, fields)
+  }
+
+  /**
+   * The hot path of plain text statements: mysql2's callback API on the core connection, with no
+   * promise wrapper and no per-query stack capture (the router appends the caller's stack to
+   * errors). Anything else (query configs, prepared statements, timeouts, compound BEGIN) takes
+   * `execute`.
+   */
+  executeCallback(
+    conn: PoolConnection,
+    stmt: Statement,
+    params: readonly unknown[] | undefined,
+    cb: (err: unknown, result?: QueryResult) => void,
+  ): void {
+    const core = coreOf(conn)
+    if (typeof stmt !== 'string' || queryTimeoutOf(core) > 0 || splitCompoundBegin(stmt) !== undefined) {
+      this.execute(conn, stmt as string, params).then((r) => cb(undefined, r), cb)
+      return
+    }
+    const done = (err: unknown, result?: unknown, fields?: unknown): void => {
+      if (err) cb(err)
+      else cb(undefined, toQueryResult(result, fields))
+    }
+    if (params === undefined) core.query(stmt, done as QueryCallback)
+    else core.query(stmt, params, done as QueryCallback)
   }
 
   probe(node: DriverNodeOptions, signal: AbortSignal): Promise<ProbeResult> {

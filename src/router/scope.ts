@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Cluster } from './cluster.js'
 import type { Session } from '../consistency/session.js'
 import type { TransactionContext } from './transaction-context.js'
@@ -16,9 +15,6 @@ export interface Scope {
   /** The read-your-writes session, if any. */
   readonly session: Session | undefined
 }
-
-/** Scope storage: one per process is enough (each router reads only its own fields). */
-export const scopeStorage = new AsyncLocalStorage<Scope>()
 
 const READ: Scope = Object.freeze({ mode: 'read', tx: undefined, cluster: undefined, session: undefined })
 const PRIMARY: Scope = Object.freeze({
