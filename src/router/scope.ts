@@ -1,5 +1,5 @@
-import type { Cluster } from './cluster.js'
 import type { Session } from '../consistency/session.js'
+import type { Cluster } from './cluster.js'
 import type { TransactionContext } from './transaction-context.js'
 
 /** How code inside a scope wants its queries routed. */
