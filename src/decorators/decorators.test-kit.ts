@@ -4,7 +4,7 @@
  * fixtures with the real TypeScript compiler in either mode.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -104,7 +104,11 @@ export async function compileFixture(source: string, mode: DecoratorMode): Promi
   const dir = await mkdtemp(join(tmpdir(), `routemate-decorators-${mode}-`))
   const file = join(dir, 'fixture.mjs')
   await writeFile(file, out.outputText)
-  return (await import(/* @vite-ignore */ pathToFileURL(file).href)) as Record<string, unknown>
+  try {
+    return (await import(/* @vite-ignore */ pathToFileURL(file).href)) as Record<string, unknown>
+  } finally {
+    await rm(dir, { recursive: true, force: true }) // loaded: the module stays in memory
+  }
 }
 
 /** Library and source files parsed once for every `typeCheck` (parsing them is most of its time). */
