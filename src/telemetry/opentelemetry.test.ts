@@ -1,43 +1,12 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
-import { type Context, type ContextManager, context, ROOT_CONTEXT, trace } from '@opentelemetry/api'
-import { type Histogram, MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics'
+import { context, trace } from '@opentelemetry/api'
+import { type Histogram, MeterProvider, type ResourceMetrics } from '@opentelemetry/sdk-metrics'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { afterEach, describe, expect, it } from 'vitest'
 import { RouterEmitter, type RouterEvents } from '../router/events.js'
 import type { QueryListener, QueryObservation } from '../router/router-node.js'
 import type { NodeStats, RouterStats } from '../router/stats.js'
 import { instrumentRouter } from './opentelemetry.js'
-
-class ManualReader extends MetricReader {
-  protected override async onShutdown(): Promise<void> {}
-  protected override async onForceFlush(): Promise<void> {}
-}
-
-/** A minimal AsyncLocalStorage context manager (what @opentelemetry/context-async-hooks does). */
-class AlsContextManager implements ContextManager {
-  readonly #als = new AsyncLocalStorage<Context>()
-  active(): Context {
-    return this.#als.getStore() ?? ROOT_CONTEXT
-  }
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
-    ctx: Context,
-    fn: F,
-    thisArg?: ThisParameterType<F>,
-    ...args: A
-  ): ReturnType<F> {
-    return this.#als.run(ctx, () => fn.call(thisArg, ...args))
-  }
-  bind<T>(_ctx: Context, target: T): T {
-    return target
-  }
-  enable(): this {
-    return this
-  }
-  disable(): this {
-    this.#als.disable()
-    return this
-  }
-}
+import { AlsContextManager, ManualReader } from './otel-test-kit.js'
 
 function fakeRouter(nodes: NodeStats[]) {
   const events = new RouterEmitter()

@@ -3,51 +3,20 @@
  * through a real SDK, the Prometheus text helper, the serving node on the active span, and the
  * event logger. Every count is checked against what the test itself issued.
  */
-import { AsyncLocalStorage } from 'node:async_hooks'
-import { type Context, type ContextManager, context, ROOT_CONTEXT } from '@opentelemetry/api'
-import { type Histogram, MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics'
+import { context } from '@opentelemetry/api'
+import { type Histogram, MeterProvider, type ResourceMetrics } from '@opentelemetry/sdk-metrics'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRouter, type Router } from '../../src/index.js'
 import { attachLogger, type Logger, type LogLevel } from '../../src/logging/index.js'
 import { pgDriver } from '../../src/pg/index.js'
 import { instrumentRouter } from '../../src/telemetry/opentelemetry.js'
+import { AlsContextManager, ManualReader } from '../../src/telemetry/otel-test-kit.js'
 import { type PrometheusMetrics, prometheusMetrics } from '../../src/telemetry/prometheus.js'
 import { type PgCluster, startPgCluster } from '../../src/testing/index.js'
 import { expectIdle, sleep, stateOf, waitFor } from './support/dialects.js'
 
 const WHO = 'SELECT inet_server_port() AS port'
-
-class ManualReader extends MetricReader {
-  protected override async onShutdown(): Promise<void> {}
-  protected override async onForceFlush(): Promise<void> {}
-}
-
-/** A minimal AsyncLocalStorage context manager (what @opentelemetry/context-async-hooks provides). */
-class AlsContextManager implements ContextManager {
-  readonly #als = new AsyncLocalStorage<Context>()
-  active(): Context {
-    return this.#als.getStore() ?? ROOT_CONTEXT
-  }
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
-    ctx: Context,
-    fn: F,
-    thisArg?: ThisParameterType<F>,
-    ...args: A
-  ): ReturnType<F> {
-    return this.#als.run(ctx, () => fn.call(thisArg, ...args))
-  }
-  bind<T>(_ctx: Context, target: T): T {
-    return target
-  }
-  enable(): this {
-    return this
-  }
-  disable(): this {
-    this.#als.disable()
-    return this
-  }
-}
 
 type Attrs = Record<string, unknown>
 
