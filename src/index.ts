@@ -16,18 +16,6 @@ export {
   WeightedRoundRobinBalancer,
 } from './balancer/index.js'
 export {
-  ConfigError,
-  CrossShardError,
-  NoHealthyReplicaError,
-  PrimaryUnavailableError,
-  ReadOnlyViolationError,
-  RouterClosedError,
-  RoutemateError,
-  ShardKeyRequiredError,
-  ShardQueryError,
-  UnknownShardError,
-} from './errors/index.js'
-export {
   type AnyMethod,
   type AsyncMethod,
   NoRouterError,
@@ -41,6 +29,18 @@ export {
   useRouter,
   WithShard,
 } from './decorators/index.js'
+export {
+  ConfigError,
+  CrossShardError,
+  NoHealthyReplicaError,
+  PrimaryUnavailableError,
+  ReadOnlyViolationError,
+  RoutemateError,
+  RouterClosedError,
+  ShardKeyRequiredError,
+  ShardQueryError,
+  UnknownShardError,
+} from './errors/index.js'
 export { NodeHealth, type NodeState } from './health/node-health.js'
 export {
   type AttachLoggerOptions,
@@ -88,11 +88,11 @@ export {
   type ShardHandle,
   type TransactionOptions,
 } from './router/router.js'
+export type { QueryListener, QueryObservation } from './router/router-node.js'
 export { isEvidentWrite, leadingKeyword } from './router/sql-guard.js'
 export type { Statement } from './router/statement.js'
 export type { ClusterStats, NodeStats, RouterStats } from './router/stats.js'
 export type { DrainOptions } from './router/topology.js'
-export type { QueryListener, QueryObservation } from './router/router-node.js'
 export type { Transaction } from './router/transaction-context.js'
 export * from './sharding/index.js'
 export { redactUrl } from './util/redact.js'

@@ -1,6 +1,6 @@
 export type { Balancer, BalancerName, NodeView } from './balancer.js'
 export { BALANCER_NAMES, createBalancer, isBalancer } from './create-balancer.js'
 export { LeastOutstandingBalancer } from './least-outstanding-balancer.js'
-export { type RandomBalancerOptions, RandomBalancer } from './random-balancer.js'
+export { RandomBalancer, type RandomBalancerOptions } from './random-balancer.js'
 export { RoundRobinBalancer } from './round-robin-balancer.js'
 export { WeightedRoundRobinBalancer } from './weighted-round-robin-balancer.js'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { keywordAt, Keyword } from './sql-keywords.js'
+import { Keyword, keywordAt } from './sql-keywords.js'
 import { SqlLexer } from './sql-lexer.js'
 import { TokenKind } from './sql-token.js'
 

@@ -19,7 +19,7 @@ export {
   type FoundConfigFile,
   findConfigFile,
 } from './find-config-file.js'
-export { interpolate, type InterpolationResult } from './interpolate.js'
+export { type InterpolationResult, interpolate } from './interpolate.js'
 export {
   createRouterFromConfig,
   type LoadConfigOptions,

@@ -6,7 +6,7 @@ import { createRouter, type Router } from '../router/router.js'
 import { ConfigFileContext } from './config-file-context.js'
 import { ConfigFileError } from './config-file-error.js'
 import { fileToRouterOptions } from './file-options.js'
-import { findConfigFile, type FoundConfigFile } from './find-config-file.js'
+import { type FoundConfigFile, findConfigFile } from './find-config-file.js'
 import { parseConfigFile } from './parse-config-file.js'
 
 /** Options of {@link loadConfig}. */

@@ -7,7 +7,6 @@
 import 'reflect-metadata'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import * as decorators from './index.js'
 import {
   compileFixture,
   type DecoratorMode,
@@ -15,6 +14,7 @@ import {
   fakeRouter,
   typeCheck,
 } from './decorators.test-kit.js'
+import * as decorators from './index.js'
 
 const FIXTURE = `
 export function define(d: any, fake: any, other: any) {

@@ -1,5 +1,5 @@
 import type { Router } from '../router/router.js'
-import { resolveRouter, type RouterSource } from './use-router.js'
+import { type RouterSource, resolveRouter } from './use-router.js'
 
 /**
  * A method decorator that works in both TypeScript decorator modes: standard (TC39, TypeScript 5

@@ -4,6 +4,8 @@
  *
  * @module
  */
+
+export { beforeHeaders, setOrAppendHeader } from './before-headers.js'
 export type {
   AutoRoleOptions,
   RoutemateHttpOptions,
@@ -11,7 +13,6 @@ export type {
   TokenTransportOptions,
 } from './http-options.js'
 export { parseCookie } from './parse-cookie.js'
-export { beforeHeaders, setOrAppendHeader } from './before-headers.js'
 export { asToken, MAX_TOKEN_LENGTH, type RequestHeaders, readRequestToken } from './read-request-token.js'
 export { type RequestScope, runInRequestScope } from './request-scope.js'
 export {

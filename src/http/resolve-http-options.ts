@@ -1,6 +1,6 @@
 import { ConfigError } from '../errors/config-error.js'
-import { isCookieName, isCookiePath } from './serialize-cookie.js'
 import type { RoutemateHttpOptions } from './http-options.js'
+import { isCookieName, isCookiePath } from './serialize-cookie.js'
 
 /** The default token header. */
 export const DEFAULT_TOKEN_HEADER = 'x-routemate-token'

@@ -9,8 +9,8 @@ import type {
   ProbeResult,
   QueryResult,
 } from '../router/driver.js'
-import type { Statement } from '../router/statement.js'
 import type { FacadeHost } from '../router/facade-host.js'
+import type { Statement } from '../router/statement.js'
 import { gtidFormat, gtidReached } from './gtid.js'
 import { classifyMysqlError } from './mysql2-errors.js'
 import { type CoreConnection, coreOf, type QueryCallback } from './mysql2-internals.js'
@@ -19,7 +19,7 @@ import { createMysql2PoolFacade, type RoutedMysql2Pool } from './mysql2-pool-fac
 import { type ProbeMemo, probeNode } from './mysql2-probe.js'
 import { toQueryResult } from './mysql2-result.js'
 import { isPrepared, queryOptions } from './mysql2-statement.js'
-import { beginStatements, savepointSql, splitCompoundBegin } from './mysql2-transaction-sql.js'
+import { beginStatements, savepointSql } from './mysql2-transaction-sql.js'
 
 /** Options of {@link mysql2Driver}. */
 export interface Mysql2DriverOptions {
@@ -93,14 +93,6 @@ class Mysql2DriverImpl implements Mysql2Driver {
     stmt: string,
     params: readonly unknown[] | undefined,
   ): Promise<QueryResult> {
-    if (typeof stmt === 'string') {
-      const statements = splitCompoundBegin(stmt)
-      if (statements !== undefined) {
-        let last: QueryResult | undefined
-        for (const s of statements) last = await this.execute(conn, s, undefined)
-        return last as QueryResult
-      }
-    }
     const options = queryOptions(stmt, params, queryTimeoutOf(coreOf(conn)))
     const [result, fields] = isPrepared(stmt) ? await conn.execute(options) : await conn.query(options)
     return toQueryResult(result, fields)
@@ -109,7 +101,7 @@ class Mysql2DriverImpl implements Mysql2Driver {
   /**
    * The hot path of plain text statements: mysql2's callback API on the core connection, with no
    * promise wrapper and no per-query stack capture (the router appends the caller's stack to
-   * errors). Anything else (query configs, prepared statements, timeouts, compound BEGIN) takes
+   * errors). Anything else (query configs, prepared statements, timeouts) takes
    * `execute`.
    */
   executeCallback(
@@ -119,7 +111,7 @@ class Mysql2DriverImpl implements Mysql2Driver {
     cb: (err: unknown, result?: QueryResult) => void,
   ): void {
     const core = coreOf(conn)
-    if (typeof stmt !== 'string' || queryTimeoutOf(core) > 0 || splitCompoundBegin(stmt) !== undefined) {
+    if (typeof stmt !== 'string' || queryTimeoutOf(core) > 0) {
       this.execute(conn, stmt as string, params).then((r) => cb(undefined, r), cb)
       return
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { IsolationLevel } from '../router/driver.js'
-import { beginSql, beginStatements, savepointSql, splitCompoundBegin } from './mysql2-transaction-sql.js'
+import { beginStatements, savepointSql } from './mysql2-transaction-sql.js'
 
 describe('beginStatements', () => {
   it('begins read-write or read-only', () => {
@@ -31,27 +31,6 @@ describe('beginStatements', () => {
         TypeError,
       )
     }
-  })
-})
-
-describe('beginSql / splitCompoundBegin', () => {
-  it('is one statement without an isolation level', () => {
-    expect(beginSql({ readOnly: false })).toBe('START TRANSACTION')
-    expect(splitCompoundBegin('START TRANSACTION')).toBeUndefined()
-  })
-  it('joins statements that the driver splits again', () => {
-    const sql = beginSql({ readOnly: true, isolation: 'read committed' })
-    expect(sql).toBe('SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION READ ONLY')
-    expect(splitCompoundBegin(sql)).toEqual([
-      'SET TRANSACTION ISOLATION LEVEL READ COMMITTED',
-      'START TRANSACTION READ ONLY',
-    ])
-  })
-  it('splits nothing else', () => {
-    expect(splitCompoundBegin('SELECT 1; SELECT 2')).toBeUndefined()
-    expect(
-      splitCompoundBegin('set transaction isolation level serializable; start transaction'),
-    ).toBeUndefined()
   })
 })
 

@@ -34,45 +34,6 @@ export function beginStatements(options: BeginOptions): string[] {
   return [`SET TRANSACTION ISOLATION LEVEL ${level}`, start]
 }
 
-/** Joined multi-statement BEGINs that the driver's `execute` runs as separate statements. */
-const COMPOUND_BEGINS = new Map<string, readonly string[]>()
-for (const readOnly of [false, true]) {
-  for (const isolation of Object.keys(ISOLATION) as IsolationLevel[]) {
-    const statements = beginStatements({ readOnly, isolation })
-    COMPOUND_BEGINS.set(statements.join('; '), Object.freeze(statements))
-  }
-}
-
-/**
- * The single text the current `Driver.beginSql` contract allows: the statements of
- * {@link beginStatements} joined with `'; '`. A joined text runs without `multipleStatements`
- * because the driver's `execute` recognises exactly these texts (see {@link splitCompoundBegin})
- * and runs their statements one after the other.
- *
- * @example
- * ```ts
- * beginSql({ readOnly: false, isolation: 'serializable' })
- * // 'SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; START TRANSACTION'
- * ```
- */
-export function beginSql(options: BeginOptions): string {
-  return beginStatements(options).join('; ')
-}
-
-/**
- * The statements of a compound BEGIN made by {@link beginSql}, or `undefined` for any other text.
- *
- * @example
- * ```ts
- * splitCompoundBegin('SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; START TRANSACTION')
- * // ['SET TRANSACTION ISOLATION LEVEL SERIALIZABLE', 'START TRANSACTION']
- * splitCompoundBegin('SELECT 1') // undefined
- * ```
- */
-export function splitCompoundBegin(text: string): readonly string[] | undefined {
-  return COMPOUND_BEGINS.get(text)
-}
-
 /**
  * Savepoint SQL: `SAVEPOINT n`, `RELEASE SAVEPOINT n`, `ROLLBACK TO SAVEPOINT n`.
  *

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common'
-import type { NodeStats } from '../router/stats.js'
 import type { Router } from '../router/router.js'
+import type { NodeStats } from '../router/stats.js'
 import { ROUTEMATE_ROUTER } from './tokens.js'
 
 /** One node in the health details: its state from `router.stats()`. Never a URL or a password. */

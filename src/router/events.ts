@@ -1,5 +1,5 @@
-import type { NodeRole } from './driver.js'
 import type { NodeState } from '../health/node-health.js'
+import type { NodeRole } from './driver.js'
 
 /** Fields shared by the events about one node. */
 export interface NodeEventBase {

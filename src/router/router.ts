@@ -8,8 +8,8 @@ import { RouterClosedError } from '../errors/router-closed-error.js'
 import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
 import { ShardQueryError } from '../errors/shard-query-error.js'
 import { UnknownShardError } from '../errors/unknown-shard-error.js'
-import type { ShardKey } from '../sharding/shard-resolver.js'
 import { HealthMonitor } from '../health/health-monitor.js'
+import type { ShardKey } from '../sharding/shard-resolver.js'
 import { Cluster } from './cluster.js'
 import { resolveConfig } from './config.js'
 import type { Driver, IsolationLevel, QueryResult } from './driver.js'
@@ -19,7 +19,7 @@ import type { NodeConfig, RouterOptions } from './options.js'
 import type { ResolvedConfig } from './resolved-config.js'
 import type { QueryListener, RouterNode } from './router-node.js'
 import { type Scope, withMode } from './scope.js'
-import { scopedConnection } from './scoped-connection.js'
+import { type ScopedConnectionDeps, scopedConnection } from './scoped-connection.js'
 import { isEvidentWrite, leadingKeyword } from './sql-guard.js'
 import { classifyError, isNodeFailure, type Statement, textOf, withCallerStack } from './statement.js'
 import { type RouterStats, statsOf } from './stats.js'
@@ -123,6 +123,8 @@ export class Router {
   readonly #events = new RouterEmitter()
   readonly #als = new AsyncLocalStorage<Scope>()
   readonly #queryListeners: QueryListener[] = []
+  /** What the pool facade's scoped connections use of the router (made once, not per checkout). */
+  readonly #scopedDeps: ScopedConnectionDeps
   readonly #clusters: readonly Cluster[]
   /** The cluster of statements with no shard in scope (the only one when unsharded). */
   readonly #default: Cluster | undefined
@@ -137,6 +139,13 @@ export class Router {
     this.#config = resolveConfig(options)
     const config = this.#config
     this.#driver = config.driver
+    this.#scopedDeps = {
+      driver: config.driver,
+      check: (text, node, readOnly) => {
+        if (readOnly && isEvidentWrite(text)) throw readOnlyError(node.name)
+      },
+      failed: (c, n, err, read) => this.#failed(c, n, err, read),
+    }
     this.#clusters = Object.freeze(
       config.clusters.map(
         (c) => new Cluster(c, config.driver, config.healthCheck, this.#events, this.#queryListeners),
@@ -901,13 +910,7 @@ export class Router {
   async #connect(): Promise<ScopedConnection> {
     if (this.#closed) throw new RouterClosedError()
     const scope = this.#als.getStore()
-    const deps = {
-      driver: this.#driver,
-      check: (text: string, node: RouterNode, readOnly: boolean) => {
-        if (readOnly && isEvidentWrite(text)) throw readOnlyError(node.name)
-      },
-      failed: (c: Cluster, n: RouterNode, err: unknown, read: boolean) => this.#failed(c, n, err, read),
-    }
+    const deps = this.#scopedDeps
     const tx = scope?.tx
     if (tx !== undefined) return scopedConnection(deps, tx.cluster, tx.routerNode, tx.conn, tx.readOnly, tx)
     const cluster = scope?.cluster ?? this.#default

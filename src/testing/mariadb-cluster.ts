@@ -8,9 +8,9 @@ import { findMariaDbBinaries } from './mariadb-binaries.js'
 import { MariaDbClusterError } from './mariadb-cluster-error.js'
 import { type MariaDbNodeConfig, renderMariaDbConfig } from './mariadb-config.js'
 import { createMariaDbDataDirs } from './mariadb-data-dirs.js'
-import { type MariaDbNodeRuntime, MariaDbTestCluster } from './mariadb-test-cluster.js'
 import { ensureOsAccount, freeLoopbackPorts, type OsAccount } from './mariadb-process.js'
 import { MariaDbServer } from './mariadb-server.js'
+import { type MariaDbNodeRuntime, MariaDbTestCluster } from './mariadb-test-cluster.js'
 
 /** Options of {@link startMariaDbCluster}. Every field is optional. */
 export interface MariaDbClusterOptions {

@@ -8,8 +8,8 @@ import {
   primaryConninfo,
   REPLICATION_USER,
   renderSettings,
-  SUPERUSER,
   type SettingValue,
+  SUPERUSER,
 } from './pg-config.js'
 import type { NodeContext, PgNode } from './pg-node.js'
 import { withClient } from './pg-query.js'

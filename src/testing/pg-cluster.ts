@@ -8,8 +8,8 @@ import { PgClusterError } from './pg-cluster-error.js'
 import { type PgClusterOptions, validatePgClusterOptions } from './pg-cluster-options.js'
 import { cloneByCopy, cloneWithBasebackup, initPrimary, prepareRoles } from './pg-cluster-setup.js'
 import { type NodeContext, PgNode } from './pg-node.js'
-import { settleAll } from './poll.js'
 import { PgTestCluster } from './pg-test-cluster.js'
+import { settleAll } from './poll.js'
 import { blockedAncestor, makeServerDir, resolveServerUser, serverBinDir } from './server-user.js'
 
 /**
