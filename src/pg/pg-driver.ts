@@ -72,7 +72,8 @@ class PgNodePool implements DriverPool<pg.PoolClient> {
   }
 
   acquireCallback(cb: (err: unknown, conn?: pg.PoolClient) => void): void {
-    this.#pool.connect((err, client) => cb(err ?? undefined, client))
+    // pg calls back with (null | Error, client, done): the core only checks `err != null`.
+    this.#pool.connect(cb as Parameters<pg.Pool['connect']>[0])
   }
 
   release(conn: pg.PoolClient, destroy: boolean): void {
@@ -120,9 +121,8 @@ class PgDriver implements Driver<pg.PoolClient> {
     params: readonly unknown[] | undefined,
     cb: (err: unknown, result?: QueryResult) => void,
   ): void {
-    conn.query(stmt as string, params as unknown[], (err: Error | null, res: unknown) =>
-      cb(err ?? undefined, res as QueryResult),
-    )
+    // pg calls back with (null | Error, result): the core only checks `err != null`.
+    conn.query(stmt as string, params as unknown[], cb as unknown as (err: Error | null, res: pg.QueryResult) => void)
   }
 
   async probe(node: DriverNodeOptions, signal: AbortSignal): Promise<ProbeResult> {

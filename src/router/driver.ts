@@ -63,7 +63,10 @@ export interface ProbeResult {
 export interface DriverPool<Conn = unknown> {
   /** Checks a connection out (connecting if needed, bounded by `connectTimeoutMs`). */
   acquire(): Promise<Conn>
-  /** Optional callback form of `acquire`, used on the hot path when present (no promise per query). */
+  /**
+   * Optional callback form of `acquire`, used on the hot path when present (no promise per query).
+   * `err` is `null` or `undefined` on success; the callback is called exactly once.
+   */
   acquireCallback?(cb: (err: unknown, conn?: Conn) => void): void
   /** Returns a connection; with `destroy`, closes it instead of keeping it. */
   release(conn: Conn, destroy: boolean): void
@@ -107,7 +110,10 @@ export interface Driver<Conn = unknown> {
   createPool(node: DriverNodeOptions, onError: (err: unknown) => void): DriverPool<Conn>
   /** Runs one statement (SQL text, or a driver query config object) on a checked-out connection. */
   execute(conn: Conn, stmt: Statement, params: readonly unknown[] | undefined): Promise<QueryResult>
-  /** Optional callback form of `execute`, used on the hot path when present. */
+  /**
+   * Optional callback form of `execute`, used on the hot path when present. `err` is `null` or
+   * `undefined` on success; the callback is called exactly once.
+   */
   executeCallback?(
     conn: Conn,
     stmt: Statement,

@@ -38,6 +38,47 @@ export class NodeAbortError extends Error {
   }
 }
 
+/** The settle functions of the promise made last by `captureSettlers` (no executor closure per query). */
+const settlers: { resolve: (r: QueryResult) => void; reject: (err: unknown) => void } = {
+  resolve: () => {},
+  reject: () => {},
+}
+
+function captureSettlers(resolve: (r: QueryResult) => void, reject: (err: unknown) => void): void {
+  settlers.resolve = resolve
+  settlers.reject = reject
+}
+
+/**
+ * One statement of `RouterNode.run` in flight. Its one callback is handed to the driver twice:
+ * first for the checkout, then for the statement's result.
+ */
+class RunJob<Conn> {
+  conn: Conn | undefined = undefined
+  /** Settled, or abandoned by `abortAll` while checking out. */
+  settled = false
+  started = 0
+  /** Links of the node's list of jobs in progress. */
+  prev: RunJob<Conn> | undefined = undefined
+  next: RunJob<Conn> | undefined = undefined
+  linked = false
+  readonly callback: (err: unknown, value?: unknown) => void
+
+  constructor(
+    readonly node: RouterNode<Conn>,
+    readonly pool: DriverPool<Conn>,
+    readonly stmt: Statement,
+    readonly params: readonly unknown[] | undefined,
+    readonly resolve: (r: QueryResult) => void,
+    readonly reject: (err: unknown) => void,
+  ) {
+    this.callback = (err, value) => {
+      if (this.conn === undefined) node.jobConnected(this, err, value as Conn | undefined)
+      else node.jobDone(this, err, value as QueryResult | undefined)
+    }
+  }
+}
+
 /**
  * One database endpoint inside a router: its pools (a regular one, and for a primary a lazily made
  * read-only one), its health state machine, and its live counters. It tracks every checked-out
@@ -84,6 +125,12 @@ export class RouterNode<Conn = unknown> implements NodeView {
   #readOnlyPool: DriverPool<Conn> | undefined
   readonly #busy = new Map<Conn, DriverPool<Conn>>()
   readonly #pending = new Set<PendingAcquire>()
+  /**
+   * Statements of `run` in progress (checking out, or running), as an intrusive doubly-linked
+   * list: O(1) in and out with no hashing, and (unlike a `Set` under constant churn) nothing that
+   * keeps finished jobs reachable long enough to be promoted out of the young generation.
+   */
+  #jobs: RunJob<Conn> | undefined = undefined
   #ended = false
   #ending: Promise<void> | undefined
 
@@ -163,60 +210,86 @@ export class RouterNode<Conn = unknown> implements NodeView {
 
   /**
    * Runs one statement on a pooled connection, recording latency. Errors are thrown untouched.
-   * The hot path: one promise of its own, checkout, execute and release chained by callbacks (the
-   * driver's callback methods when it has them), no awaits.
+   * The hot path: one promise, and one {@link RunJob} whose single callback takes the checkout and
+   * then the result (the driver's callback methods when it has them), no awaits.
    */
   run(stmt: unknown, params: readonly unknown[] | undefined, readOnly = false): Promise<QueryResult> {
     if (this.#ended) return Promise.reject(new NodeAbortError(this.name))
     const pool = readOnly ? this.#roPool() : this.#pool
-    const driver = this.#driver
+    const promise = new Promise<QueryResult>(captureSettlers)
+    const job = new RunJob<Conn>(this, pool, stmt as Statement, params, settlers.resolve, settlers.reject)
     this.inFlight++
-    return new Promise<QueryResult>((resolve, reject) => {
-      const pending: PendingAcquire = { settled: false, reject }
-      this.#pending.add(pending)
-      const onConn = (err: unknown, conn?: Conn): void => {
-        this.#pending.delete(pending)
-        if (err != null) {
-          if (pending.settled) return
-          pending.settled = true
-          this.inFlight--
-          reject(err)
-          return
-        }
-        const c = conn as Conn
-        if (pending.settled) {
-          pool.release(c, true) // aborted while connecting
-          return
-        }
-        pending.settled = true
-        this.#busy.set(c, pool)
-        const started = performance.now()
-        const done = (err2: unknown, res?: QueryResult): void => {
-          if (err2 == null) {
-            this.observe(performance.now() - started)
-            this.release(c, false)
-            resolve(res as QueryResult)
-            return
-          }
-          this.observe(performance.now() - started, false)
-          const cls = driver.classify(err2)
-          this.release(c, cls === 'connection' || cls === 'timeout')
-          reject(err2)
-        }
-        // Listeners (metrics, tracing) must run in the caller's async context: bind the
-        // completion to it, only when someone listens (binding costs an allocation).
-        const complete = this.listeners.length > 0 ? AsyncResource.bind(done) : done
-        try {
-          if (driver.executeCallback !== undefined)
-            driver.executeCallback(c, stmt as Statement, params, complete)
-          else driver.execute(c, stmt as Statement, params).then((r) => complete(undefined, r), complete)
-        } catch (e) {
-          complete(e ?? new Error('the driver threw'))
-        }
-      }
-      if (pool.acquireCallback !== undefined) pool.acquireCallback(onConn)
-      else pool.acquire().then((c) => onConn(undefined, c), onConn)
-    })
+    this.#link(job)
+    if (pool.acquireCallback !== undefined) pool.acquireCallback(job.callback)
+    else pool.acquire().then((c) => job.callback(undefined, c), job.callback)
+    return promise
+  }
+
+  /** Step 1 of a {@link RunJob}: a connection was checked out (or failed to be), so run the statement. */
+  jobConnected(job: RunJob<Conn>, err: unknown, conn: Conn | undefined): void {
+    if (err != null || conn === undefined) {
+      this.#unlink(job)
+      if (job.settled) return // aborted while connecting
+      job.settled = true
+      this.inFlight--
+      job.reject(err ?? new Error('the driver returned no connection'))
+      return
+    }
+    if (job.settled) {
+      this.#unlink(job)
+      job.pool.release(conn, true) // aborted while connecting
+      return
+    }
+    job.conn = conn
+    job.started = performance.now()
+    const driver = this.#driver
+    // Listeners (metrics, tracing) must run in the caller's async context: bind the completion
+    // to it, only when someone listens (binding costs an allocation).
+    const complete = this.listeners.length > 0 ? AsyncResource.bind(job.callback) : job.callback
+    try {
+      if (driver.executeCallback !== undefined) driver.executeCallback(conn, job.stmt, job.params, complete)
+      else driver.execute(conn, job.stmt, job.params).then((r) => complete(undefined, r), complete)
+    } catch (e) {
+      complete(e ?? new Error('the driver threw'))
+    }
+  }
+
+  /** Step 2 of a {@link RunJob}: the statement finished; release the connection and settle. */
+  jobDone(job: RunJob<Conn>, err: unknown, res: QueryResult | undefined): void {
+    const conn = job.conn as Conn
+    this.#unlink(job)
+    this.inFlight--
+    job.settled = true
+    const ms = performance.now() - job.started
+    if (err == null) {
+      this.observe(ms)
+      job.pool.release(conn, false)
+      job.resolve(res as QueryResult)
+      return
+    }
+    this.observe(ms, false)
+    const cls = this.#driver.classify(err)
+    job.pool.release(conn, cls === 'connection' || cls === 'timeout')
+    job.reject(err)
+  }
+
+  #link(job: RunJob<Conn>): void {
+    const head = this.#jobs
+    job.next = head
+    if (head !== undefined) head.prev = job
+    this.#jobs = job
+    job.linked = true
+  }
+
+  #unlink(job: RunJob<Conn>): void {
+    if (!job.linked) return
+    job.linked = false
+    const { prev, next } = job
+    if (prev !== undefined) prev.next = next
+    else this.#jobs = next
+    if (next !== undefined) next.prev = prev
+    job.prev = undefined
+    job.next = undefined
   }
 
   /** Records a statement's outcome: latency (exponentially smoothed) of successes, and `onQuery` listeners. */
@@ -257,6 +330,20 @@ export class RouterNode<Conn = unknown> implements NodeView {
     for (const [conn, pool] of this.#busy) {
       pool.destroy(conn)
       n++
+    }
+    for (let job = this.#jobs; job !== undefined; ) {
+      const next: RunJob<Conn> | undefined = job.next
+      if (job.conn !== undefined) {
+        job.pool.destroy(job.conn) // its statement fails now, and jobDone settles it
+        n++
+      } else if (!job.settled) {
+        job.settled = true
+        this.#unlink(job)
+        this.inFlight--
+        job.reject(new NodeAbortError(this.name))
+        n++
+      }
+      job = next
     }
     return n
   }

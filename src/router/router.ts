@@ -99,6 +99,11 @@ function startedInScope<T>(value: T): T {
   return value
 }
 
+/** Calls a scope callback; passed to `AsyncLocalStorage.run` with `fn` as its argument (no closure per scope). */
+function callInScope<T>(fn: () => T): T {
+  return startedInScope(fn())
+}
+
 /** A session's position after a write whose position could not be read: its reads go to the primary. */
 const UNKNOWN_POSITION = 'unknown'
 
@@ -190,12 +195,12 @@ export class Router {
 
   /** Runs `fn` in a read-only scope: its reads go to replicas; a write throws `ReadOnlyViolationError`. */
   readOnly<T>(fn: () => T): T {
-    return this.#als.run(withMode(this.#als.getStore(), 'read'), () => startedInScope(fn()))
+    return this.#als.run(withMode(this.#als.getStore(), 'read'), callInScope<T>, fn)
   }
 
   /** Runs `fn` in a primary scope: everything inside, reads included, goes to the primary. */
   primary<T>(fn: () => T): T {
-    return this.#als.run(withMode(this.#als.getStore(), 'primary'), () => startedInScope(fn()))
+    return this.#als.run(withMode(this.#als.getStore(), 'primary'), callInScope<T>, fn)
   }
 
   /**
@@ -206,7 +211,7 @@ export class Router {
   session<T>(fn: () => T): T {
     const parent = this.#als.getStore()
     if (parent?.session !== undefined) return fn()
-    return this.#als.run(this.#withSession(parent, new Session()), () => startedInScope(fn()))
+    return this.#als.run(this.#withSession(parent, new Session()), callInScope<T>, fn)
   }
 
   /**
@@ -223,9 +228,8 @@ export class Router {
    * missing token starts an empty session (it can make reads less fresh, never misroute a write).
    */
   withConsistencyToken<T>(token: string | undefined | null, fn: () => T): T {
-    return this.#als.run(this.#withSession(this.#als.getStore(), Session.fromToken(token)), () =>
-      startedInScope(fn()),
-    )
+    const scope = this.#withSession(this.#als.getStore(), Session.fromToken(token))
+    return this.#als.run(scope, callInScope<T>, fn)
   }
 
   /**
@@ -574,22 +578,29 @@ export class Router {
     }
   }
 
-  /** A read in a `readOnly` scope: a usable replica, retried once elsewhere on a connection error. */
-  async #read(
+  /**
+   * A read in a `readOnly` scope: a usable replica, retried once elsewhere on a connection error.
+   * Not `async`: on the success path the only promises are the node's and the one `then` that
+   * handles failures (where the caller's async stack is still reachable for `withCallerStack`).
+   */
+  #read(
     cluster: Cluster,
     scope: Scope,
     sql: Statement,
     params: readonly unknown[] | undefined,
   ): Promise<QueryResult> {
-    if (isEvidentWrite(textOf(sql))) throw readOnlyError(cluster.name)
+    if (isEvidentWrite(textOf(sql))) return Promise.reject(readOnlyError(cluster.name))
     const token = scope.session?.positions.get(cluster.name)
     if (token !== undefined) return this.#readAtPosition(cluster, token, sql, params)
-    const node = this.#pickRead(cluster, scope)
+    let node: RouterNode
     try {
-      return await node.run(sql, params, node === cluster.primary)
+      node = this.#pickRead(cluster, scope)
     } catch (err) {
-      return this.#retryRead(cluster, node, err, sql, params)
+      return Promise.reject(err)
     }
+    return node
+      .run(sql, params, node === cluster.primary)
+      .then(undefined, (err: unknown) => this.#retryRead(cluster, node, err, sql, params))
   }
 
   /** After a failed read: maps the error, or retries once on another node for a connection error. */

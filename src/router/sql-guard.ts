@@ -76,16 +76,20 @@ function keywordStart(sql: string): number {
   return i
 }
 
-/** Write verbs grouped by length, for an allocation-free, case-insensitive match. */
-const VERBS_BY_LENGTH: string[][] = []
+/**
+ * Write verbs by length and first letter (`length * 32 + (letter & 31)`), for an allocation-free,
+ * case-insensitive match that compares most statements (SELECT, WITH, SHOW...) with no verb at all.
+ */
+const VERBS_BY_SHAPE: Array<string[] | undefined> = []
 for (const v of WRITE_VERBS) {
-  const list = VERBS_BY_LENGTH[v.length] ?? []
+  const key = v.length * 32 + (v.charCodeAt(0) & 31)
+  const list = VERBS_BY_SHAPE[key] ?? []
   list.push(v)
-  VERBS_BY_LENGTH[v.length] = list
+  VERBS_BY_SHAPE[key] = list
 }
 
 function matchesAt(sql: string, start: number, verb: string): boolean {
-  for (let k = 0; k < verb.length; k++) {
+  for (let k = 1; k < verb.length; k++) {
     const c = sql.charCodeAt(start + k) & ~32 // ASCII upper-case
     if (c !== verb.charCodeAt(k)) return false
   }
@@ -109,8 +113,9 @@ export function isEvidentWrite(sql: string): boolean {
   const i = keywordStart(sql)
   let j = i
   while (j < sql.length && isWordChar(sql.charCodeAt(j))) j++
-  const candidates = VERBS_BY_LENGTH[j - i]
+  if (j === i) return false
+  const candidates = VERBS_BY_SHAPE[(j - i) * 32 + (sql.charCodeAt(i) & 31)]
   if (candidates === undefined) return false
-  for (const verb of candidates) if (matchesAt(sql, i, verb)) return true
+  for (let k = 0; k < candidates.length; k++) if (matchesAt(sql, i, candidates[k] as string)) return true
   return false
 }

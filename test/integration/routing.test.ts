@@ -194,6 +194,15 @@ describe.each(dialects)('routing ($name)', (d: DialectCase) => {
     expect(router.stats().nodes.find((n) => n.name === 'primary')?.state).toBe('up')
   })
 
+  it('passes read errors through untouched too, with the caller in the stack', async () => {
+    const err = (await router
+      .readOnly(() => router.query('SELECT * FROM no_such_table_either'))
+      .catch((e: unknown) => e)) as Error
+    expect(err.message).toMatch(/no_such_table_either/)
+    expect(err.stack).toContain('routing.test.ts')
+    expect(router.stats().nodes.every((n) => n.state === 'up')).toBe(true)
+  })
+
   it('classify: true sends proven reads outside scopes to replicas, everything else to the primary', async () => {
     const r = testRouter(d, cluster, { classify: { writeFunctions: ['audit_touch'] } })
     try {
