@@ -41,6 +41,7 @@ export {
   ShardQueryError,
   UnknownShardError,
 } from './errors/index.js'
+export { KeptConnectionProber, type ProbeConnectionOps } from './health/kept-connection-prober.js'
 export { NodeHealth, type NodeState } from './health/node-health.js'
 export {
   type AttachLoggerOptions,
@@ -57,6 +58,7 @@ export type {
   Driver,
   DriverNodeOptions,
   DriverPool,
+  DriverProber,
   ErrorClass,
   IsolationLevel,
   NodeRole,

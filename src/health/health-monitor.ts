@@ -1,5 +1,5 @@
 import type { Cluster } from '../router/cluster.js'
-import type { Driver, ProbeResult } from '../router/driver.js'
+import type { Driver, DriverProber, ProbeResult } from '../router/driver.js'
 import type { RouterEmitter } from '../router/events.js'
 import type { ResolvedConfig } from '../router/resolved-config.js'
 import type { RouterNode } from '../router/router-node.js'
@@ -61,6 +61,7 @@ export class HealthMonitor {
     this.#timer = undefined
     for (const ac of this.#probes) ac.abort()
     this.#probes.clear()
+    for (const cluster of this.#clusters) for (const node of cluster.nodes) node.closeProber()
   }
 
   /** Probes every due node once, in parallel. Never rejects. */
@@ -93,7 +94,9 @@ export class HealthMonitor {
         }, hc.timeoutMs)
         timer.unref()
       })
-      const probe = this.#driver.probe(node.probeOptions(hc.timeoutMs), ac.signal)
+      const probe =
+        this.#proberOf(node)?.probe(ac.signal) ??
+        this.#driver.probe(node.probeOptions(hc.timeoutMs), ac.signal)
       probe.catch(() => {}) // settled later by the deadline race; never unhandled
       const result = await Promise.race([probe, deadline])
       if (this.#closed) return
@@ -113,6 +116,16 @@ export class HealthMonitor {
           : hc.intervalMs
       node.nextProbeAt = started + delay - hc.intervalMs / 2
     }
+  }
+
+  /** The node's prober that keeps a connection, when the driver has one and reuse is on. */
+  #proberOf(node: RouterNode): DriverProber | undefined {
+    const maxAgeMs = this.#config.healthCheck.probeConnectionMaxAgeMs
+    if (maxAgeMs === 0 || this.#driver.createProber === undefined) return undefined
+    node.prober ??= this.#driver.createProber(node.probeOptions(this.#config.healthCheck.timeoutMs), {
+      maxAgeMs,
+    })
+    return node.prober
   }
 
   /** Records a failure (a failed probe, or a connection error of a real query). */

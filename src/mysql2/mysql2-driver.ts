@@ -5,10 +5,12 @@ import type {
   Driver,
   DriverNodeOptions,
   DriverPool,
+  DriverProber,
   ErrorClass,
   ProbeResult,
   QueryResult,
 } from '../router/driver.js'
+import { KeptConnectionProber } from '../health/kept-connection-prober.js'
 import type { FacadeHost } from '../router/facade-host.js'
 import type { Statement } from '../router/statement.js'
 import { gtidFormat, gtidReached } from './gtid.js'
@@ -16,7 +18,7 @@ import { classifyMysqlError } from './mysql2-errors.js'
 import { type CoreConnection, coreOf, type QueryCallback } from './mysql2-internals.js'
 import { type Mysql2Module, Mysql2NodePool, queryTimeoutOf } from './mysql2-node-pool.js'
 import { createMysql2PoolFacade, type RoutedMysql2Pool } from './mysql2-pool-facade.js'
-import { type ProbeMemo, probeNode } from './mysql2-probe.js'
+import { mysqlProbeOps, type ProbeMemo, probeNode } from './mysql2-probe.js'
 import { toQueryResult } from './mysql2-result.js'
 import { isPrepared, queryOptions } from './mysql2-statement.js'
 import { beginStatements, savepointSql } from './mysql2-transaction-sql.js'
@@ -125,6 +127,10 @@ class Mysql2DriverImpl implements Mysql2Driver {
 
   probe(node: DriverNodeOptions, signal: AbortSignal): Promise<ProbeResult> {
     return probeNode(this.#lib, node, signal, this.#probeMemo)
+  }
+
+  createProber(node: DriverNodeOptions, options: { readonly maxAgeMs: number }): DriverProber {
+    return new KeptConnectionProber(mysqlProbeOps(this.#lib, node, this.#probeMemo), options.maxAgeMs)
   }
 
   positionReached(replay: string, target: string): boolean {

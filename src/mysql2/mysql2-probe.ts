@@ -1,5 +1,6 @@
 import { connect as netConnect, type Socket } from 'node:net'
 import type { Connection } from 'mysql2/promise'
+import type { ProbeConnectionOps } from '../health/kept-connection-prober.js'
 import type { DriverNodeOptions, ProbeResult } from '../router/driver.js'
 import {
   classifyMysqlError,
@@ -148,6 +149,101 @@ async function replicaStatus(
   return undefined
 }
 
+/** A probe connection, flagged when it reported an error or ended. */
+interface MysqlProbeConn {
+  readonly conn: Connection
+  readonly core: CoreConnection
+  readonly socket: { destroy(): void } | undefined
+  broken: boolean
+}
+
+/** Opens a probe's single connection, owning its socket so an abort destroys it even while connecting. */
+async function connectProbe(
+  lib: Mysql2Module,
+  node: DriverNodeOptions,
+  signal: AbortSignal,
+): Promise<MysqlProbeConn> {
+  signal.throwIfAborted()
+  const options = probeConnectionOptions(node) as Record<string, unknown>
+  const userStream = options.stream
+  let socket: { destroy(): void } | undefined
+  options.stream = (opts: { config: { socketPath?: string; port?: number; host?: string } }) => {
+    if (typeof userStream === 'function') socket = (userStream as (o: unknown) => Socket)(opts)
+    else if (userStream !== undefined) socket = userStream as Socket
+    else {
+      const c = opts.config
+      const s = c.socketPath ? netConnect(c.socketPath) : netConnect(c.port ?? 3306, c.host ?? 'localhost')
+      if (!c.socketPath) s.setNoDelay(true)
+      socket = s
+    }
+    return socket
+  }
+  const abort = () => socket?.destroy()
+  signal.addEventListener('abort', abort, { once: true })
+  try {
+    const conn = await lib.createConnection(options)
+    const core = coreOfConnection(conn)
+    const probeConn: MysqlProbeConn = { conn, core, socket, broken: false }
+    const broken = (): void => {
+      probeConn.broken = true
+    }
+    core.on('error', broken)
+    core.on('end', broken)
+    signal.throwIfAborted()
+    return probeConn
+  } catch (err) {
+    socket?.destroy()
+    throw err
+  } finally {
+    signal.removeEventListener('abort', abort)
+  }
+}
+
+/** The probe's statements on an open connection (see {@link probeNode}). */
+async function probeOn(c: MysqlProbeConn, node: DriverNodeOptions, memo: ProbeMemo): Promise<ProbeResult> {
+  const { version, row } = await readState(c.conn, c.core)
+  const replica = isOn(row.read_only) || isOn(row.innodb_read_only)
+  const position = positionOf(version, replica, row)
+  const status = replica ? await replicaStatus(c.conn, version, node, memo) : undefined
+  return {
+    role: replica ? 'replica' : 'primary',
+    ...(position !== undefined ? { position } : {}),
+    ...(status !== undefined ? { replicating: status.replicating } : {}),
+    ...(status?.reportedLagMs !== undefined ? { reportedLagMs: status.reportedLagMs } : {}),
+  }
+}
+
+/**
+ * How the probes of one node connect and query, for {@link KeptConnectionProber} (and the
+ * one-shot {@link probeNode}). Closing says goodbye with `COM_QUIT` (no "Aborted connection"
+ * warning in the server log); destroying drops the socket at once.
+ */
+export function mysqlProbeOps(
+  lib: Mysql2Module,
+  node: DriverNodeOptions,
+  memo: ProbeMemo,
+): ProbeConnectionOps<MysqlProbeConn> {
+  return {
+    connect: (signal) => connectProbe(lib, node, signal),
+    probe: (c) => probeOn(c, node, memo),
+    broken: (c) => c.broken,
+    setActive(c, active) {
+      const stream = c.core.stream as { ref?(): void; unref?(): void } | undefined
+      if (active) stream?.ref?.()
+      else stream?.unref?.()
+    },
+    close(c) {
+      c.broken = true
+      c.conn.end().catch(noop)
+      destroySocketLater(c.core, Math.max(1000, node.connectTimeoutMs))
+    },
+    destroy(c) {
+      c.broken = true
+      c.socket?.destroy()
+    },
+  }
+}
+
 /**
  * Probes one node on a fresh single connection (never from the pool): `@@read_only`,
  * `@@innodb_read_only` and `VERSION()` give the role (`replica` when either is on) and the flavour,
@@ -168,49 +264,18 @@ export async function probeNode(
   signal: AbortSignal,
   memo: ProbeMemo = new Map(),
 ): Promise<ProbeResult> {
-  signal.throwIfAborted()
-  const options = probeConnectionOptions(node) as Record<string, unknown>
-  const userStream = options.stream
-  let socket: { destroy(): void } | undefined
-  // Own the socket, so an abort can destroy it before mysql2 hands out the connection.
-  options.stream = (opts: { config: { socketPath?: string; port?: number; host?: string } }) => {
-    if (typeof userStream === 'function') socket = (userStream as (o: unknown) => Socket)(opts)
-    else if (userStream !== undefined) socket = userStream as Socket
-    else {
-      const c = opts.config
-      const s = c.socketPath ? netConnect(c.socketPath) : netConnect(c.port ?? 3306, c.host ?? 'localhost')
-      if (!c.socketPath) s.setNoDelay(true)
-      socket = s
-    }
-    return socket
-  }
-  const abort = () => socket?.destroy()
+  const ops = mysqlProbeOps(lib, node, memo)
+  const c = await ops.connect(signal)
+  const abort = () => ops.destroy(c)
   signal.addEventListener('abort', abort, { once: true })
-  let conn: Connection | undefined
   let ok = false
   try {
-    conn = await lib.createConnection(options)
-    const core = coreOfConnection(conn)
-    core.on('error', noop)
-    signal.throwIfAborted()
-    const { version, row } = await readState(conn, core)
-    const replica = isOn(row.read_only) || isOn(row.innodb_read_only)
-    const position = positionOf(version, replica, row)
-    const status = replica ? await replicaStatus(conn, version, node, memo) : undefined
+    const result = await ops.probe(c, signal)
     ok = true
-    return {
-      role: replica ? 'replica' : 'primary',
-      ...(position !== undefined ? { position } : {}),
-      ...(status !== undefined ? { replicating: status.replicating } : {}),
-      ...(status?.reportedLagMs !== undefined ? { reportedLagMs: status.reportedLagMs } : {}),
-    }
+    return result
   } finally {
     signal.removeEventListener('abort', abort)
-    if (ok && !signal.aborted && conn !== undefined) {
-      conn.end().catch(noop)
-      destroySocketLater(coreOfConnection(conn), Math.max(1000, node.connectTimeoutMs))
-    } else {
-      socket?.destroy()
-    }
+    if (ok && !signal.aborted) ops.close(c)
+    else ops.destroy(c)
   }
 }

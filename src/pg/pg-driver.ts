@@ -4,10 +4,12 @@ import type {
   Driver,
   DriverNodeOptions,
   DriverPool,
+  DriverProber,
   IsolationLevel,
   ProbeResult,
   QueryResult,
 } from '../router/driver.js'
+import { KeptConnectionProber, type ProbeConnectionOps } from '../health/kept-connection-prober.js'
 import type { FacadeHost } from '../router/facade-host.js'
 import type { Statement } from '../router/statement.js'
 import { classifyPgError } from './pg-errors.js'
@@ -33,9 +35,97 @@ const PROBE_SQL =
 
 const noop = (): void => {}
 
+/** Lets a client's socket keep the process alive (`ref`) or not (`unref`). */
+function refClient(client: pg.Client, ref: boolean): void {
+  const stream = (client as unknown as { connection?: { stream?: { ref?(): void; unref?(): void } } })
+    .connection?.stream
+  if (ref) stream?.ref?.()
+  else stream?.unref?.()
+}
+
 function destroyClient(client: pg.Client | pg.PoolClient): void {
   const stream = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream
   stream?.destroy()
+}
+
+/** A probe connection, flagged when it reported an error or ended. */
+interface PgProbeConn {
+  readonly client: pg.Client
+  broken: boolean
+}
+
+/** `application_name` of probe connections (unless the node's options set one), for `pg_stat_activity`. */
+const PROBE_APPLICATION_NAME = 'routemate-probe'
+
+/** `pg.Pool` options that mean nothing to a single `pg.Client`. */
+const POOL_ONLY_OPTIONS = new Set([
+  'Client',
+  'max',
+  'min',
+  'idleTimeoutMillis',
+  'maxUses',
+  'maxLifetimeSeconds',
+  'allowExitOnIdle',
+  'log',
+  'verify',
+  'Promise',
+])
+
+/**
+ * How the probes of one node connect and query: a plain `pg.Client` (not from the pool) with the
+ * node's client options (`ssl`, `password`...; not the pool's own) and `application_name`
+ * `routemate-probe` unless they set one, bounded by the probe deadline.
+ */
+function pgProbeOps(lib: typeof pg, node: DriverNodeOptions): ProbeConnectionOps<PgProbeConn> {
+  const clientOptions: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(node.pool)) if (!POOL_ONLY_OPTIONS.has(k)) clientOptions[k] = v
+  return {
+    async connect(signal) {
+      signal.throwIfAborted()
+      const client = new lib.Client({
+        application_name: PROBE_APPLICATION_NAME,
+        ...clientOptions,
+        connectionString: node.url,
+        connectionTimeoutMillis: node.connectTimeoutMs,
+      })
+      const conn: PgProbeConn = { client, broken: false }
+      const broken = (): void => {
+        conn.broken = true
+      }
+      client.on('error', broken)
+      client.on('end', broken)
+      const abort = () => destroyClient(client)
+      signal.addEventListener('abort', abort, { once: true })
+      try {
+        await client.connect()
+      } catch (err) {
+        destroyClient(client)
+        throw err
+      } finally {
+        signal.removeEventListener('abort', abort)
+      }
+      return conn
+    },
+    async probe(conn) {
+      const res = await conn.client.query<{ in_recovery: boolean; lsn: string | null }>(PROBE_SQL)
+      const row = res.rows[0]
+      if (row === undefined) throw new Error('probe returned no row')
+      return {
+        role: row.in_recovery ? 'replica' : 'primary',
+        ...(row.lsn !== null ? { position: row.lsn } : {}),
+      }
+    },
+    broken: (conn) => conn.broken,
+    setActive: (conn, active) => refClient(conn.client, active),
+    close(conn) {
+      conn.broken = true
+      conn.client.end().catch(noop)
+    },
+    destroy(conn) {
+      conn.broken = true
+      destroyClient(conn.client)
+    },
+  }
 }
 
 /** The DriverPool of one node over a `pg.Pool`. */
@@ -122,31 +212,29 @@ class PgDriver implements Driver<pg.PoolClient> {
     cb: (err: unknown, result?: QueryResult) => void,
   ): void {
     // pg calls back with (null | Error, result): the core only checks `err != null`.
-    conn.query(stmt as string, params as unknown[], cb as unknown as (err: Error | null, res: pg.QueryResult) => void)
+    conn.query(
+      stmt as string,
+      params as unknown[],
+      cb as unknown as (err: Error | null, res: pg.QueryResult) => void,
+    )
   }
 
   async probe(node: DriverNodeOptions, signal: AbortSignal): Promise<ProbeResult> {
-    const client = new this.#pg.Client({
-      connectionString: node.url,
-      connectionTimeoutMillis: node.connectTimeoutMs,
-    })
-    client.on('error', noop)
-    const abort = () => destroyClient(client)
+    const ops = pgProbeOps(this.#pg, node)
+    const conn = await ops.connect(signal)
+    const abort = () => ops.destroy(conn)
     signal.addEventListener('abort', abort, { once: true })
     try {
-      await client.connect()
-      const res = await client.query<{ in_recovery: boolean; lsn: string | null }>(PROBE_SQL)
-      const row = res.rows[0]
-      if (row === undefined) throw new Error('probe returned no row')
-      return {
-        role: row.in_recovery ? 'replica' : 'primary',
-        ...(row.lsn !== null ? { position: row.lsn } : {}),
-      }
+      return await ops.probe(conn, signal)
     } finally {
       signal.removeEventListener('abort', abort)
-      if (signal.aborted) destroyClient(client)
-      client.end().catch(noop)
+      if (signal.aborted) ops.destroy(conn)
+      else ops.close(conn)
     }
+  }
+
+  createProber(node: DriverNodeOptions, options: { readonly maxAgeMs: number }): DriverProber {
+    return new KeptConnectionProber(pgProbeOps(this.#pg, node), options.maxAgeMs)
   }
 
   positionReached(replay: string, target: string): boolean {

@@ -112,6 +112,7 @@ describe('resolveConfig: valid options', () => {
         failureThreshold: 2,
         successThreshold: 1,
         maxBackoffMs: 10000,
+        probeConnectionMaxAgeMs: 60000,
       },
       maxReplicationLagMs: 5000,
       fallbackToPrimary: true,
@@ -229,6 +230,7 @@ describe('resolveConfig: valid options', () => {
         failureThreshold: 2,
         successThreshold: 1,
         maxBackoffMs: 10000,
+        probeConnectionMaxAgeMs: 60000,
       })
     })
 
@@ -246,6 +248,7 @@ describe('resolveConfig: valid options', () => {
         failureThreshold: 3,
         successThreshold: 2,
         maxBackoffMs: 2000,
+        probeConnectionMaxAgeMs: 0,
       }
       expect(resolveConfig({ driver, primary: PRIMARY, healthCheck }).healthCheck).toStrictEqual({
         enabled: true,
@@ -781,6 +784,18 @@ const badConfigs: BadCase[] = [
     { ...base, healthCheck: { maxBackoffMs: 500 } },
     'healthCheck.maxBackoffMs',
     'expected an integer >= healthCheck.intervalMs (1000, the default), got 500',
+  ],
+  [
+    'probeConnectionMaxAgeMs negative',
+    { ...base, healthCheck: { probeConnectionMaxAgeMs: -1 } },
+    'healthCheck.probeConnectionMaxAgeMs',
+    'expected an integer >= 0, got -1',
+  ],
+  [
+    'probeConnectionMaxAgeMs a string',
+    { ...base, healthCheck: { probeConnectionMaxAgeMs: '60s' } },
+    'healthCheck.probeConnectionMaxAgeMs',
+    'got "60s"',
   ],
   [
     'unknown key in healthCheck',

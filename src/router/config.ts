@@ -50,6 +50,7 @@ const HEALTH_CHECK_KEYS = Object.keys({
   failureThreshold: 1,
   successThreshold: 1,
   maxBackoffMs: 1,
+  probeConnectionMaxAgeMs: 1,
 } satisfies Record<keyof HealthCheckConfig, 1>)
 
 /** The functions a driver must have for the router to start. */
@@ -57,6 +58,7 @@ const DRIVER_FUNCTIONS = ['createPool', 'execute', 'probe', 'classify', 'beginSq
 
 const DEFAULT_INTERVAL_MS = 1000
 const DEFAULT_TIMEOUT_MS = 500
+const DEFAULT_PROBE_CONNECTION_MAX_AGE_MS = 60_000
 
 /**
  * Validates the options of `createRouter` (untrusted input: plain JavaScript, a config file) and
@@ -276,6 +278,7 @@ function resolveHealthCheck(value: unknown): ResolvedHealthCheck {
       failureThreshold: 2,
       successThreshold: 1,
       maxBackoffMs: 10 * DEFAULT_INTERVAL_MS,
+      probeConnectionMaxAgeMs: DEFAULT_PROBE_CONNECTION_MAX_AGE_MS,
     })
   }
   const what = 'an object { intervalMs?, timeoutMs?, ... } or false to turn active checks off'
@@ -315,6 +318,13 @@ function resolveHealthCheck(value: unknown): ResolvedHealthCheck {
       `expected an integer >= ${interval}, got ${maxBackoffMs}`,
     )
   }
+  const probeConnectionMaxAgeMs = checkMs(
+    o.probeConnectionMaxAgeMs,
+    'healthCheck.probeConnectionMaxAgeMs',
+    0,
+    false,
+    DEFAULT_PROBE_CONNECTION_MAX_AGE_MS,
+  )
   return Object.freeze({
     enabled: true,
     intervalMs,
@@ -322,6 +332,7 @@ function resolveHealthCheck(value: unknown): ResolvedHealthCheck {
     failureThreshold,
     successThreshold,
     maxBackoffMs,
+    probeConnectionMaxAgeMs,
   })
 }
 

@@ -59,6 +59,14 @@ export interface ProbeResult {
   readonly reportedLagMs?: number
 }
 
+/** A node's prober that may keep a connection between probes (see `Driver.createProber`). */
+export interface DriverProber {
+  /** Probes the node once; gives up, closing its connection, when `signal` aborts. */
+  probe(signal: AbortSignal): Promise<ProbeResult>
+  /** Closes the kept connection, if any. Idempotent. */
+  close(): void
+}
+
 /** A connection pool for one node, as the core sees it. */
 export interface DriverPool<Conn = unknown> {
   /** Checks a connection out (connecting if needed, bounded by `connectTimeoutMs`). */
@@ -125,6 +133,14 @@ export interface Driver<Conn = unknown> {
    * position. Must give up and close everything when `signal` aborts (the core's hard deadline).
    */
   probe(node: DriverNodeOptions, signal: AbortSignal): Promise<ProbeResult>
+  /**
+   * Optional: a prober for one node that keeps its connection between probes (a probe is then one
+   * round trip, not a new connection), replaced when older than `maxAgeMs`. Same contract as
+   * `probe` for each call; the core calls `close()` when the node is removed or the router closes.
+   * Without it (or with `healthCheck.probeConnectionMaxAgeMs: 0`) every probe calls `probe`.
+   * `KeptConnectionProber` (in `routemate`'s health module) implements the bookkeeping.
+   */
+  createProber?(node: DriverNodeOptions, options: { readonly maxAgeMs: number }): DriverProber
   /** Whether replica position `replay` has reached primary position `target`. */
   positionReached(replay: string, target: string): boolean
   /** Reads the primary's position after a write on this connection (for read-your-writes). */

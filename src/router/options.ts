@@ -39,6 +39,12 @@ export interface HealthCheckConfig {
   successThreshold?: number
   /** Cap of the exponential backoff between probes of a down node, in ms. Default: 10 × `intervalMs`. */
   maxBackoffMs?: number
+  /**
+   * Probes reuse one connection per node for up to this long, in ms, then open a fresh one (which
+   * also checks that the node accepts new connections); a connection that failed is never reused.
+   * `0`: a fresh connection for every probe. Default: 60000.
+   */
+  probeConnectionMaxAgeMs?: number
 }
 
 /** Read-your-writes: after a session writes, its reads see the write. */

@@ -21,6 +21,8 @@ export interface ResolvedHealthCheck {
   readonly failureThreshold: number
   readonly successThreshold: number
   readonly maxBackoffMs: number
+  /** How long probes reuse a node's probe connection, in ms; 0 = a fresh connection per probe. */
+  readonly probeConnectionMaxAgeMs: number
 }
 
 /** Read-your-writes settings after validation. */

@@ -2,7 +2,7 @@ import { AsyncResource } from 'node:async_hooks'
 import type { NodeView } from '../balancer/balancer.js'
 import { NodeHealth, type NodeState } from '../health/node-health.js'
 import { redactUrl } from '../util/redact.js'
-import type { Driver, DriverPool, NodeRole, QueryResult } from './driver.js'
+import type { Driver, DriverPool, DriverProber, NodeRole, QueryResult } from './driver.js'
 import type { ResolvedHealthCheck, ResolvedNode } from './resolved-config.js'
 import type { Statement } from './statement.js'
 
@@ -117,6 +117,8 @@ export class RouterNode<Conn = unknown> implements NodeView {
   probeFailures = 0
   probing = false
   lastProbeMs: number | undefined = undefined
+  /** The prober keeping this node's probe connection (made by the health monitor on first use). */
+  prober: DriverProber | undefined = undefined
   lastError: string | undefined = undefined
   queries = 0
   errors = 0
@@ -348,6 +350,13 @@ export class RouterNode<Conn = unknown> implements NodeView {
     return n
   }
 
+  /** Closes the kept probe connection, if any. */
+  closeProber(): void {
+    const prober = this.prober
+    this.prober = undefined
+    prober?.close()
+  }
+
   /** Pool occupancy of this node (both pools). */
   counts(): { total: number; idle: number; waiting: number } {
     const a = this.#pool.counts()
@@ -360,6 +369,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
   end(): Promise<void> {
     if (this.#ending !== undefined) return this.#ending
     this.#ended = true
+    this.closeProber()
     const ends = [this.#pool.end()]
     if (this.#readOnlyPool !== undefined) ends.push(this.#readOnlyPool.end())
     this.#ending = Promise.allSettled(ends).then(() => undefined)
