@@ -28,7 +28,7 @@ function withText(config: unknown, text: string): unknown {
  * health; `release(err?)` gives it back (destroying it on an error, as pg does). Everything else is
  * the real client.
  */
-function wrapClient(sc: ScopedConnection<pg.PoolClient>): pg.PoolClient {
+function wrapClient(sc: ScopedConnection<pg.Client>): pg.PoolClient {
   const client = sc.conn
   const query = (config: unknown, values?: unknown, cb?: unknown): unknown => {
     if (typeof values === 'function') {
@@ -65,7 +65,7 @@ function wrapClient(sc: ScopedConnection<pg.PoolClient>): pg.PoolClient {
     return p
   }
   const release = (err?: unknown) => sc.release(err !== undefined && err !== false && err !== null)
-  return new Proxy(client, {
+  return new Proxy(client as pg.PoolClient, {
     get(target, prop) {
       if (prop === 'query') return query
       if (prop === 'release') return release
@@ -75,9 +75,9 @@ function wrapClient(sc: ScopedConnection<pg.PoolClient>): pg.PoolClient {
   })
 }
 
-const classes = new WeakMap<object, new (host: FacadeHost<pg.PoolClient>) => pg.Pool>()
+const classes = new WeakMap<object, new (host: FacadeHost<pg.Client>) => pg.Pool>()
 
-function facadeClass(lib: typeof pg): new (host: FacadeHost<pg.PoolClient>) => pg.Pool {
+function facadeClass(lib: typeof pg): new (host: FacadeHost<pg.Client>) => pg.Pool {
   const cached = classes.get(lib)
   if (cached !== undefined) return cached
 
@@ -86,9 +86,9 @@ function facadeClass(lib: typeof pg): new (host: FacadeHost<pg.PoolClient>) => p
    * `query` and `connect` are routed by the caller's routemate scope.
    */
   class RoutedPgPool extends lib.Pool {
-    readonly #host: FacadeHost<pg.PoolClient>
+    readonly #host: FacadeHost<pg.Client>
 
-    constructor(host: FacadeHost<pg.PoolClient>) {
+    constructor(host: FacadeHost<pg.Client>) {
       super({ max: 1 })
       this.#host = host
       host.onError((err) => {
@@ -166,7 +166,7 @@ function facadeClass(lib: typeof pg): new (host: FacadeHost<pg.PoolClient>) => p
  * transaction's connection (its `release` is a no-op and its BEGIN/COMMIT/ROLLBACK become
  * savepoints, so the outermost transaction wins). `end()` closes the router.
  */
-export function createPgPoolFacade(lib: typeof pg, host: FacadeHost<pg.PoolClient>): pg.Pool {
+export function createPgPoolFacade(lib: typeof pg, host: FacadeHost<pg.Client>): pg.Pool {
   const Ctor = facadeClass(lib)
   return new Ctor(host)
 }
