@@ -1,4 +1,16 @@
+import { RouterClosedError } from '../errors/router-closed-error.js'
+import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
 import type { QueryResult } from './driver.js'
+import type { ReadPath } from './read-path.js'
+import {
+  acquireConnection,
+  type RouterCore,
+  readOnlyError,
+  requirePrimary,
+  statementFailed,
+} from './router-core.js'
+import { type ScopedConnectionDeps, scopedConnection } from './scoped-connection.js'
+import { isEvidentWrite } from './sql-guard.js'
 import type { Statement } from './statement.js'
 
 /**
@@ -40,4 +52,69 @@ export interface FacadeHost<Conn = unknown> {
   close(): Promise<void>
   /** Subscribes to background errors (an idle pooled connection dying, ...); returns the unsubscribe function. */
   onError(listener: (err: unknown) => void): () => void
+}
+
+/**
+ * The `FacadeHost` a router gives its driver's `facade` (`router.pool()`): `query` and `close`
+ * are the router's own (`router`), `connect` checks out a connection chosen by the caller's
+ * scope. Made once per router, on the first `router.pool()`.
+ */
+export function routerFacadeHost(
+  core: RouterCore,
+  reads: ReadPath,
+  router: Pick<FacadeHost, 'query' | 'close'>,
+): FacadeHost {
+  // What the scoped connections use of the router (made once, not per checkout).
+  const deps: ScopedConnectionDeps = {
+    driver: core.driver,
+    check: (text, node, readOnly) => {
+      if (readOnly && isEvidentWrite(text)) throw readOnlyError(node.name)
+    },
+    failed: (c, n, err, read) => statementFailed(core, c, n, err, read),
+  }
+  return {
+    query: (sql, params) => router.query(sql, params),
+    connect: () => connect(core, reads, deps),
+    counts: () => {
+      const sum = { total: 0, idle: 0, waiting: 0 }
+      for (const c of core.clusters) {
+        for (const n of c.nodes) {
+          const k = n.counts()
+          sum.total += k.total
+          sum.idle += k.idle
+          sum.waiting += k.waiting
+        }
+      }
+      return sum
+    },
+    close: () => router.close(),
+    onError: (listener) => core.events.on('error', (e) => listener(e.error)),
+  }
+}
+
+/** Checks out a connection for the pool facade, chosen by the caller's scope. */
+async function connect(
+  core: RouterCore,
+  reads: ReadPath,
+  deps: ScopedConnectionDeps,
+): Promise<ScopedConnection> {
+  if (core.closed) throw new RouterClosedError()
+  const scope = core.als.getStore()
+  const tx = scope?.tx
+  if (tx !== undefined) return scopedConnection(deps, tx.cluster, tx.routerNode, tx.conn, tx.readOnly, tx)
+  const cluster = scope?.cluster ?? core.defaultCluster
+  if (cluster === undefined) throw new ShardKeyRequiredError()
+  if (scope?.mode !== 'read') {
+    const node = requirePrimary(cluster)
+    return scopedConnection(
+      deps,
+      cluster,
+      node,
+      await acquireConnection(core, cluster, node, false, false),
+      false,
+      undefined,
+    )
+  }
+  const { node, conn } = await reads.readConnection(cluster, scope, true)
+  return scopedConnection(deps, cluster, node, conn, true, undefined)
 }

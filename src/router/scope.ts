@@ -40,3 +40,30 @@ export function withMode(parent: Scope | undefined, mode: ScopeMode): Scope {
     session: parent?.session,
   })
 }
+
+/** A scope like `parent` (mode, transaction, shard) in the read-your-writes session `session`. */
+export function withSession(parent: Scope | undefined, session: Session): Scope {
+  return Object.freeze({ mode: parent?.mode ?? 'write', tx: parent?.tx, cluster: parent?.cluster, session })
+}
+
+/**
+ * Starts a lazy thenable (Drizzle query builders, Prisma's PrismaPromise run only when awaited)
+ * inside the current scope: returned unawaited from a scope callback, it would otherwise start
+ * at the caller's `await`, after the scope ended.
+ */
+export function startedInScope<T>(value: T): T {
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    !(value instanceof Promise) &&
+    typeof (value as { then?: unknown }).then === 'function'
+  ) {
+    return Promise.resolve(value) as T
+  }
+  return value
+}
+
+/** Calls a scope callback; passed to `AsyncLocalStorage.run` with `fn` as its argument (no closure per scope). */
+export function callInScope<T>(fn: () => T): T {
+  return startedInScope(fn())
+}

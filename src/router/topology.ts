@@ -1,9 +1,13 @@
+import { RouterClosedError } from '../errors/router-closed-error.js'
+import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
+import { UnknownShardError } from '../errors/unknown-shard-error.js'
 import type { HealthMonitor } from '../health/health-monitor.js'
 import type { Cluster } from './cluster.js'
 import { NodeRegistry, parseNodeUrl, resolveNode } from './config-nodes.js'
 import type { Dialect } from './driver.js'
 import type { RouterEmitter } from './events.js'
 import type { NodeConfig } from './options.js'
+import type { RouterCore } from './router-core.js'
 import type { RouterNode } from './router-node.js'
 
 /** Options of `router.drain` and `router.removeReplica`. */
@@ -124,4 +128,73 @@ export function setWeight(cluster: Cluster, node: RouterNode, weight: number): v
   node.weight = weight
   cluster.rebuild()
   cluster.balancer.reset?.(cluster.candidates)
+}
+
+/**
+ * A router's runtime topology changes (`addReplica`, `drain`, `removeReplica`, `setWeight`):
+ * finds the cluster or node named, then calls the functions above. One per router.
+ */
+export class RouterTopology {
+  readonly #core: RouterCore
+  readonly #router: { readonly shardNames: readonly string[] }
+  readonly #deps: TopologyDeps
+
+  /** `router` is the `Router` itself: its `shardNames` name the shards in an `UnknownShardError`. */
+  constructor(core: RouterCore, router: { readonly shardNames: readonly string[] }) {
+    this.#core = core
+    this.#router = router
+    this.#deps = {
+      clusters: core.clusters,
+      dialect: core.driver.dialect,
+      monitor: core.monitor,
+      events: core.events,
+    }
+  }
+
+  /**
+   * Adds a replica to `shard`'s cluster (the default cluster without one); resolves with its
+   * name after its first probe. Never throws: every error is a rejection.
+   */
+  addReplica(node: string | NodeConfig, shard: string | undefined): Promise<string> {
+    const core = this.#core
+    if (core.closed) return Promise.reject(new RouterClosedError())
+    const cluster = shard === undefined ? core.defaultCluster : core.byName.get(shard)
+    if (cluster === undefined) {
+      return Promise.reject(
+        shard === undefined
+          ? new ShardKeyRequiredError()
+          : new UnknownShardError(shard, this.#router.shardNames),
+      )
+    }
+    try {
+      return addReplica(this.#deps, cluster, node)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+  }
+
+  /** Drains the replica named `name` (see `drain`); `TypeError` for an unknown name. */
+  drain(name: string, options: DrainOptions | undefined): Promise<void> {
+    const { cluster, node } = this.#node(name)
+    return drain(this.#deps, cluster, node, options)
+  }
+
+  /** Drains, then removes the replica named `name` (see `removeReplica`); `TypeError` for an unknown name. */
+  removeReplica(name: string, options: DrainOptions | undefined): Promise<void> {
+    const { cluster, node } = this.#node(name)
+    return removeReplica(this.#deps, cluster, node, options)
+  }
+
+  /** Sets the weight of the node named `name` (see `setWeight`); `TypeError` for an unknown name or a bad weight. */
+  setWeight(name: string, weight: number): void {
+    const { cluster, node } = this.#node(name)
+    setWeight(cluster, node, weight)
+  }
+
+  /** The node named `name` and its cluster; `TypeError` if there is none. */
+  #node(name: string): { cluster: Cluster; node: RouterNode } {
+    const found = findNode(this.#deps.clusters, name)
+    if (found === undefined) throw new TypeError(`unknown node "${name}"`)
+    return found
+  }
 }

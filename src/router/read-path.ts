@@ -1,0 +1,243 @@
+import { NoHealthyReplicaError } from '../errors/no-healthy-replica-error.js'
+import type { Cluster } from './cluster.js'
+import type { Driver, QueryResult } from './driver.js'
+import type { ResolvedConfig } from './resolved-config.js'
+import {
+  acquireConnection,
+  type RouterCore,
+  readOnlyError,
+  requirePrimary,
+  statementFailed,
+} from './router-core.js'
+import type { RouterNode } from './router-node.js'
+import type { Scope } from './scope.js'
+import { isEvidentWrite } from './sql-guard.js'
+import { classifyError, isNodeFailure, type Statement, textOf, withCallerStack } from './statement.js'
+import { UNKNOWN_POSITION } from './write-path.js'
+
+/**
+ * A router's reads: the choice of a replica (read-your-writes, fallback to the primary, the
+ * balancer), the one retry elsewhere after a connection error, and read connections for
+ * read-only transactions and the pool facade. One per router.
+ *
+ * `read` is the hot path: it allocates nothing beyond the node's promise and the one `then` that
+ * handles failures, so keep it free of `async`, closures and spread arguments.
+ */
+export class ReadPath {
+  readonly #core: RouterCore
+  readonly #driver: Driver
+  readonly #config: ResolvedConfig
+
+  constructor(core: RouterCore) {
+    this.#core = core
+    this.#driver = core.driver
+    this.#config = core.config
+  }
+
+  /**
+   * A read in a `readOnly` scope: a usable replica, retried once elsewhere on a connection error.
+   * Not `async`: on the success path the only promises are the node's and the one `then` that
+   * handles failures (where the caller's async stack is still reachable for `withCallerStack`).
+   */
+  read(
+    cluster: Cluster,
+    scope: Scope,
+    sql: Statement,
+    params: readonly unknown[] | undefined,
+  ): Promise<QueryResult> {
+    if (isEvidentWrite(textOf(sql))) return Promise.reject(readOnlyError(cluster.name))
+    const token = scope.session?.positions.get(cluster.name)
+    if (token !== undefined) return this.#readAtPosition(cluster, token, sql, params)
+    let node: RouterNode
+    try {
+      node = this.#pickRead(cluster, scope)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    return node
+      .run(sql, params, node === cluster.primary)
+      .then(undefined, (err: unknown) => this.#retryRead(cluster, node, err, sql, params))
+  }
+
+  /** A connection for reads: a balanced replica (one retry elsewhere if checkout fails) or the primary. */
+  async readConnection(
+    cluster: Cluster,
+    scope: Scope | undefined,
+    readOnlyPoolOnPrimary: boolean,
+  ): Promise<{ node: RouterNode; conn: unknown }> {
+    const node = this.#pickRead(cluster, scope)
+    const ro = readOnlyPoolOnPrimary && node === cluster.primary
+    try {
+      return { node, conn: await node.acquire(ro) }
+    } catch (err) {
+      const cls = classifyError(this.#driver, err)
+      statementFailed(this.#core, cluster, node, err, true)
+      const other =
+        isNodeFailure(cls) && this.#config.retryReads && node !== cluster.primary
+          ? this.retryTarget(cluster, node)
+          : undefined
+      if (other === undefined) throw withCallerStack(err)
+      const ro2 = readOnlyPoolOnPrimary && other === cluster.primary
+      return { node: other, conn: await acquireConnection(this.#core, cluster, other, ro2, true) }
+    }
+  }
+
+  /** Where a failed read goes next: another replica, or the primary if falling back is allowed. */
+  retryTarget(cluster: Cluster, failed: RouterNode): RouterNode | undefined {
+    if (this.#core.closed) return undefined // close() aborted it: never reopen a pool behind close()
+    const other = cluster.pickOther(failed)
+    if (other !== undefined) return other
+    const p = cluster.primary
+    if (cluster.fallbackToPrimary && p?.available) return p
+    return undefined
+  }
+
+  /** After a failed read: maps the error, or retries once on another node for a connection error. */
+  async #retryRead(
+    cluster: Cluster,
+    node: RouterNode,
+    err: unknown,
+    sql: Statement,
+    params: readonly unknown[] | undefined,
+  ): Promise<QueryResult> {
+    const cls = classifyError(this.#driver, err)
+    if (!isNodeFailure(cls) || !this.#config.retryReads)
+      throw statementFailed(this.#core, cluster, node, err, true)
+    statementFailed(this.#core, cluster, node, err, true)
+    const other = node === cluster.primary ? undefined : this.retryTarget(cluster, node)
+    if (other === undefined) throw withCallerStack(err)
+    this.#core.events.emit('retry', {
+      cluster: cluster.name,
+      from: node.name,
+      to: other.name,
+      error: this.#core.monitor.redact(err),
+    })
+    try {
+      return await other.run(sql, params, other === cluster.primary)
+    } catch (err2) {
+      throw statementFailed(this.#core, cluster, other, err2, true)
+    }
+  }
+
+  /**
+   * A read of a session that wrote (`position` mode): a replica known (from probes) to have
+   * replayed the session's token; else one that reaches it within `maxWaitMs` (checked on the
+   * connection that then runs the read); else the primary.
+   */
+  async #readAtPosition(
+    cluster: Cluster,
+    token: string,
+    sql: Statement,
+    params: readonly unknown[] | undefined,
+  ): Promise<QueryResult> {
+    const c = cluster.candidates
+    const reached = (n: RouterNode) =>
+      n.position !== undefined && this.#driver.positionReached(n.position, token)
+    let node: RouterNode | undefined
+    if (token !== UNKNOWN_POSITION && c.length > 0) {
+      const picked = (c.length === 1 ? c[0] : cluster.balancer.pick(c)) as RouterNode
+      if (reached(picked)) node = picked
+      else node = c.find(reached)
+      if (node === undefined) {
+        // Not known from probes yet: ask the replica least behind (the balancer's pick on a tie).
+        let best = picked
+        for (const n of c)
+          if ((n.lagMs ?? Number.POSITIVE_INFINITY) < (best.lagMs ?? Number.POSITIVE_INFINITY)) best = n
+        const served = await this.#readIfCaughtUp(cluster, best, token, sql, params)
+        if (served !== undefined) return served
+      }
+    }
+    if (node === undefined) {
+      cluster.readYourWritesRedirects++
+      node = requirePrimary(cluster)
+    }
+    try {
+      return await node.run(sql, params, node === cluster.primary)
+    } catch (err) {
+      return this.#retryRead(cluster, node, err, sql, params)
+    }
+  }
+
+  /** Checks (waiting up to `maxWaitMs`) whether a replica replayed `token`; if so runs the read there. */
+  async #readIfCaughtUp(
+    cluster: Cluster,
+    node: RouterNode,
+    token: string,
+    sql: Statement,
+    params: readonly unknown[] | undefined,
+  ): Promise<QueryResult | undefined> {
+    const ryw = this.#config.readYourWrites
+    const maxWaitMs = ryw.mode === 'position' ? ryw.maxWaitMs : 0
+    let conn: unknown
+    try {
+      conn = await node.acquire()
+    } catch (err) {
+      statementFailed(this.#core, cluster, node, err, true)
+      return undefined
+    }
+    let destroy = false
+    try {
+      let replay: string | undefined
+      try {
+        replay = await this.#driver.waitForPosition(conn, token, maxWaitMs)
+      } catch (err) {
+        // A statement error here means the token is not a position this server understands (a
+        // tampered or foreign token): read from the primary. Connection errors go on below.
+        if (isNodeFailure(classifyError(this.#driver, err))) throw err
+        return undefined
+      }
+      if (replay === undefined || !this.#driver.positionReached(replay, token)) return undefined
+      if (node.position === undefined || this.#driver.positionReached(replay, node.position))
+        node.position = replay
+      const started = performance.now()
+      const result = await this.#driver.execute(conn, sql, params)
+      node.observe(performance.now() - started)
+      return result
+    } catch (err) {
+      destroy = isNodeFailure(classifyError(this.#driver, err))
+      if (destroy) {
+        statementFailed(this.#core, cluster, node, err, true)
+        return undefined // read it from the primary instead
+      }
+      throw statementFailed(this.#core, cluster, node, err, true)
+    } finally {
+      node.release(conn, destroy)
+    }
+  }
+
+  /** The node for a read: a balanced replica, or the primary for read-your-writes / fallback. */
+  #pickRead(cluster: Cluster, scope: Scope | undefined): RouterNode {
+    const session = scope?.session
+    const ryw = this.#config.readYourWrites
+    const c = cluster.candidates
+    if (session !== undefined) {
+      if (ryw.mode === 'window' && session.lastWriteAt + ryw.windowMs > Date.now())
+        return requirePrimary(cluster)
+      const token = ryw.mode === 'position' ? session.positions.get(cluster.name) : undefined
+      if (token !== undefined) {
+        if (token === UNKNOWN_POSITION) return requirePrimary(cluster)
+        const caughtUp = c.find(
+          (n) => n.position !== undefined && this.#driver.positionReached(n.position, token),
+        )
+        return caughtUp ?? requirePrimary(cluster)
+      }
+    }
+    if (c.length === 0) return this.#fallback(cluster)
+    return c.length === 1 ? (c[0] as RouterNode) : (cluster.balancer.pick(c) as RouterNode)
+  }
+
+  /** No usable replica: the primary if `fallbackToPrimary`, else `NoHealthyReplicaError` saying why. */
+  #fallback(cluster: Cluster): RouterNode {
+    if (!cluster.fallbackToPrimary) {
+      throw new NoHealthyReplicaError(
+        cluster.name,
+        cluster.replicas.length === 0
+          ? `no replica configured in cluster "${cluster.name}" and fallbackToPrimary is false`
+          : `no usable replica in cluster "${cluster.name}" (${cluster.replicas
+              .map((r) => `${r.name}: ${cluster.unusableReason(r) ?? 'usable'}`)
+              .join(', ')}) and fallbackToPrimary is false`,
+      )
+    }
+    return requirePrimary(cluster)
+  }
+}

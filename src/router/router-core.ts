@@ -1,0 +1,97 @@
+import type { AsyncLocalStorage } from 'node:async_hooks'
+import { PrimaryUnavailableError } from '../errors/primary-unavailable-error.js'
+import { ReadOnlyViolationError } from '../errors/read-only-violation-error.js'
+import type { HealthMonitor } from '../health/health-monitor.js'
+import type { Cluster } from './cluster.js'
+import type { Driver } from './driver.js'
+import type { RouterEmitter } from './events.js'
+import type { ResolvedConfig } from './resolved-config.js'
+import type { RouterNode } from './router-node.js'
+import type { Scope } from './scope.js'
+import { classifyError, isNodeFailure, withCallerStack } from './statement.js'
+
+/**
+ * The state a `Router` shares with the modules that do its work (read path, write path,
+ * transactions, sharding, topology, pool facade). Made once per router; every field but `closed`
+ * is fixed for the router's life.
+ */
+export interface RouterCore {
+  /** The validated, frozen configuration. */
+  readonly config: ResolvedConfig
+  /** The configured driver (`config.driver`). */
+  readonly driver: Driver
+  /** The router's event emitter. */
+  readonly events: RouterEmitter
+  /** The router's scope storage: one `getStore()` per routed call. */
+  readonly als: AsyncLocalStorage<Scope>
+  /** Health checks and passive health (`recordFailure`), error redaction. */
+  readonly monitor: HealthMonitor
+  /** Every cluster: one (`default`) unless sharded. */
+  readonly clusters: readonly Cluster[]
+  /** The clusters by name (shard name; `default` when unsharded). */
+  readonly byName: ReadonlyMap<string, Cluster>
+  /** The cluster of statements with no shard in scope (the only one when unsharded). */
+  readonly defaultCluster: Cluster | undefined
+  /** Whether `router.close()` was called. */
+  readonly closed: boolean
+}
+
+/**
+ * The `ReadOnlyViolationError` of a write in a read-only scope: caught before sending it (no
+ * `cause`), or rejected by the node `node` (the driver's error as `cause`).
+ */
+export function readOnlyError(node: string, cause?: unknown): ReadOnlyViolationError {
+  return cause === undefined
+    ? new ReadOnlyViolationError(
+        `write statement rejected in a read-only scope (before sending it to "${node}")`,
+      )
+    : new ReadOnlyViolationError(`write statement rejected by "${node}" in a read-only scope`, { cause })
+}
+
+/**
+ * The cluster's primary if it is usable (known, trusted, not down); else throws
+ * `PrimaryUnavailableError` saying why, before any I/O.
+ */
+export function requirePrimary(cluster: Cluster): RouterNode {
+  const p = cluster.primary
+  if (p?.available) return p
+  let why: string
+  if (p === undefined) why = 'not known yet (no node reports being the primary)'
+  else if (!p.trusted) why = `"${p.name}", which is not trusted: it reports being a replica`
+  else why = `"${p.name}", which is down${p.lastError ? `: ${p.lastError}` : ''}`
+  throw new PrimaryUnavailableError(cluster.name, `the primary of cluster "${cluster.name}" is ${why}`)
+}
+
+/**
+ * Records a failed statement or checkout on `node` (error count, passive health for a
+ * connection-class error) and returns what to throw: a `ReadOnlyViolationError` for a read the
+ * server rejected as a write, else the driver's error with the caller's stack appended.
+ */
+export function statementFailed(
+  core: RouterCore,
+  cluster: Cluster,
+  node: RouterNode,
+  err: unknown,
+  read: boolean,
+): unknown {
+  const cls = classifyError(core.driver, err)
+  if (cls === 'read-only' && read) return readOnlyError(node.name, err)
+  node.errors++
+  if (isNodeFailure(cls)) core.monitor.recordFailure(cluster, node, err, 'query')
+  return withCallerStack(err)
+}
+
+/** Checks out a connection of `node` (its read-only pool with `readOnlyPool`), recording a failure as passive health. */
+export async function acquireConnection(
+  core: RouterCore,
+  cluster: Cluster,
+  node: RouterNode,
+  readOnlyPool: boolean,
+  read: boolean,
+): Promise<unknown> {
+  try {
+    return await node.acquire(readOnlyPool)
+  } catch (err) {
+    throw statementFailed(core, cluster, node, err, read)
+  }
+}

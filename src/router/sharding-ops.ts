@@ -1,0 +1,198 @@
+import { CrossShardError } from '../errors/cross-shard-error.js'
+import { ShardQueryError } from '../errors/shard-query-error.js'
+import { UnknownShardError } from '../errors/unknown-shard-error.js'
+import type { ShardKey } from '../sharding/shard-resolver.js'
+import type { Cluster } from './cluster.js'
+import type { QueryResult } from './driver.js'
+import type { RouterCore } from './router-core.js'
+import type { Scope } from './scope.js'
+import type { Statement } from './statement.js'
+import type { Transaction } from './transaction-context.js'
+import type { TransactionOptions } from './transactions.js'
+
+/**
+ * The router's query API bound to one shard (`router.shard(name)`, `forEachShard`).
+ *
+ * @example
+ * ```ts
+ * const s1 = router.shard('s1')
+ * await s1.readOnly(() => s1.query('SELECT count(*) FROM mails'))
+ * ```
+ */
+export interface ShardHandle {
+  /** The shard's name. */
+  readonly name: string
+  /** `router.query` on this shard. */
+  query<Row = Record<string, unknown>>(sql: Statement, params?: readonly unknown[]): Promise<QueryResult<Row>>
+  /** `router.readOnly` on this shard. */
+  readOnly<T>(fn: () => Promise<T> | T): Promise<T>
+  /** `router.primary` on this shard. */
+  primary<T>(fn: () => Promise<T> | T): Promise<T>
+  /** `router.transaction` on this shard. */
+  transaction<T>(fn: (tx: Transaction) => Promise<T> | T, options?: TransactionOptions): Promise<T>
+  /** Runs `fn` in this shard's scope (every router call inside goes to this shard). */
+  run<T>(fn: () => Promise<T> | T): Promise<T>
+}
+
+/** Options of `forEachShard` and `queryAllShards`. */
+export interface AllShardsOptions {
+  /** How many shards run at once. Default: all of them. */
+  concurrency?: number
+}
+
+/** Options of `queryAllShards`. */
+export interface QueryAllShardsOptions extends AllShardsOptions {
+  /** `'fail'` (default): reject with a `ShardQueryError` naming the first shard that failed; `'partial'`: resolve with the other shards' rows and the errors. */
+  onError?: 'fail' | 'partial'
+}
+
+/** What `queryAllShards` resolves to: every row tagged with its shard, and (with `onError: 'partial'`) the shards that failed. */
+export interface AllShardsResult<Row> {
+  readonly rows: Array<{ readonly shard: string; readonly row: Row }>
+  readonly errors: Array<{ readonly shard: string; readonly error: unknown }>
+}
+
+/**
+ * The public router methods the sharding operations call (the `Router` itself): calls go through
+ * it, as they did when these operations were `Router` methods.
+ */
+export interface ShardedRouter {
+  readonly shardNames: readonly string[]
+  shardFor(key: ShardKey): Promise<string>
+  shard(name: string): ShardHandle
+  query<Row = Record<string, unknown>>(sql: Statement, params?: readonly unknown[]): Promise<QueryResult<Row>>
+  readOnly<T>(fn: () => T): T
+  primary<T>(fn: () => T): T
+  transaction<T>(fn: (tx: Transaction) => Promise<T> | T, options?: TransactionOptions): Promise<T>
+}
+
+/** One shard's outcome in `forEachShard` / `queryAllShards`. */
+type Settled<T> = { shard: string; value: T } | { shard: string; error: unknown }
+
+/**
+ * A router's sharding operations: resolving keys, shard scopes, shard handles and scatter-gather
+ * over every shard. One per router.
+ */
+export class ShardOps {
+  readonly #core: RouterCore
+  readonly #router: ShardedRouter
+
+  constructor(core: RouterCore, router: ShardedRouter) {
+    this.#core = core
+    this.#router = router
+  }
+
+  /** The names of the shards (`['default']` for an unsharded router), in configuration order. */
+  get names(): readonly string[] {
+    return this.#core.config.sharding?.shardNames ?? ['default']
+  }
+
+  /** The name of the shard a key maps to (rejects for a key the strategy cannot place). */
+  async shardFor(key: ShardKey): Promise<string> {
+    const sharding = this.#core.config.sharding
+    if (sharding === undefined) throw new TypeError('this router is not sharded (no shards configured)')
+    const name = await sharding.resolver.resolve(key, sharding.shardNames)
+    if (!this.#core.byName.has(name)) throw new UnknownShardError(String(name), sharding.shardNames)
+    return name
+  }
+
+  /** Runs `fn` in the scope of the shard `key` maps to. */
+  async withShard<T>(key: ShardKey, fn: () => Promise<T> | T): Promise<T> {
+    const name = await this.#router.shardFor(key)
+    return this.#inShard(this.#core.byName.get(name) as Cluster, fn)
+  }
+
+  /** The router's query API bound to one shard, by name (`UnknownShardError` if there is none). */
+  shard(name: string): ShardHandle {
+    const cluster = this.#core.byName.get(name)
+    const router = this.#router
+    if (cluster === undefined) throw new UnknownShardError(name, router.shardNames)
+    const run = <T>(fn: () => Promise<T> | T) => this.#inShard(cluster, fn)
+    return {
+      name,
+      query: (sql, params) => run(() => router.query(sql, params)),
+      readOnly: (fn) => run(() => router.readOnly(fn)),
+      primary: (fn) => run(() => router.primary(fn)),
+      transaction: (fn, options) => run(() => router.transaction(fn, options)),
+      run,
+    }
+  }
+
+  /** Runs `fn` once per shard in its shard's scope; the results by shard name (`ShardQueryError` for the first failure). */
+  async forEachShard<T>(
+    fn: (shard: ShardHandle) => Promise<T> | T,
+    options: AllShardsOptions,
+  ): Promise<Record<string, T>> {
+    const settled = await this.#allShards(fn, options.concurrency)
+    const out: Record<string, T> = {}
+    for (const s of settled) {
+      if ('error' in s) throw new ShardQueryError(s.shard, s.error)
+      out[s.shard] = s.value
+    }
+    return out
+  }
+
+  /** Runs one statement on every shard; every row tagged with its shard, failures by `onError`. */
+  async queryAllShards<Row>(
+    sql: Statement,
+    params: readonly unknown[] | undefined,
+    options: QueryAllShardsOptions,
+  ): Promise<AllShardsResult<Row>> {
+    const onError = options.onError ?? 'fail'
+    if (onError !== 'fail' && onError !== 'partial') {
+      throw new TypeError(`onError: expected 'fail' or 'partial', got ${String(onError)}`)
+    }
+    const settled = await this.#allShards((s) => s.query<Row>(sql, params), options.concurrency)
+    const rows: Array<{ shard: string; row: Row }> = []
+    const errors: Array<{ shard: string; error: unknown }> = []
+    for (const s of settled) {
+      if ('error' in s) {
+        if (onError === 'fail') throw new ShardQueryError(s.shard, s.error)
+        errors.push({ shard: s.shard, error: s.error })
+      } else {
+        for (const row of s.value.rows) rows.push({ shard: s.shard, row })
+      }
+    }
+    return { rows, errors }
+  }
+
+  /** Runs `fn` on every shard's handle, at most `concurrency` at once; every outcome, in shard order. */
+  async #allShards<T>(
+    fn: (shard: ShardHandle) => Promise<T> | T,
+    concurrency: number | undefined,
+  ): Promise<Array<Settled<T>>> {
+    const router = this.#router
+    const names = router.shardNames
+    const limit = concurrency ?? names.length
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new TypeError(`concurrency: expected an integer >= 1, got ${String(concurrency)}`)
+    const results: Array<Settled<T>> = new Array(names.length)
+    let next = 0
+    const worker = async () => {
+      while (next < names.length) {
+        const i = next++
+        const shard = names[i] as string
+        try {
+          results[i] = { shard, value: await fn(router.shard(shard)) }
+        } catch (error) {
+          results[i] = { shard, error }
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(limit, names.length) }, worker))
+    return results
+  }
+
+  /** Runs `fn` with `cluster` as the shard in scope (a transaction in scope must be on it). */
+  #inShard<T>(cluster: Cluster, fn: () => Promise<T> | T): Promise<T> {
+    const als = this.#core.als
+    const scope = als.getStore()
+    const tx = scope?.tx
+    if (tx !== undefined && tx.cluster !== cluster)
+      return Promise.reject(new CrossShardError(tx.cluster.name, cluster.name))
+    if (scope?.cluster === cluster || (tx !== undefined && tx.cluster === cluster))
+      return Promise.resolve().then(fn)
+    const next: Scope = Object.freeze({ mode: scope?.mode ?? 'write', tx, cluster, session: scope?.session })
+    return als.run(next, () => Promise.resolve().then(fn))
+  }
+}

@@ -1,0 +1,153 @@
+import { RouterClosedError } from '../errors/router-closed-error.js'
+import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
+import type { Cluster } from './cluster.js'
+import type { IsolationLevel } from './driver.js'
+import type { ReadPath } from './read-path.js'
+import { acquireConnection, type RouterCore, requirePrimary } from './router-core.js'
+import type { RouterNode } from './router-node.js'
+import { type Scope, startedInScope } from './scope.js'
+import { type Transaction, TransactionContext } from './transaction-context.js'
+import { recordWrite } from './write-path.js'
+
+/** Options of `router.transaction`. */
+export interface TransactionOptions {
+  /** Run on one replica with `BEGIN READ ONLY`. Default: `true` inside a `readOnly` scope, else `false`. */
+  readOnly?: boolean
+  /** Isolation level of the transaction. Default: the server's default. */
+  isolation?: IsolationLevel
+}
+
+/**
+ * Runs a router's transactions (`router.transaction`): one connection checked out and pinned in
+ * the scope — the primary's, or one replica's for a read-only transaction — BEGIN, the callback,
+ * then COMMIT or ROLLBACK. A nested transaction becomes a savepoint. One per router.
+ */
+export class TransactionRunner {
+  readonly #core: RouterCore
+  readonly #reads: ReadPath
+
+  constructor(core: RouterCore, reads: ReadPath) {
+    this.#core = core
+    this.#reads = reads
+  }
+
+  /**
+   * Runs `fn` in a transaction on one connection and commits (or rolls back if it throws).
+   * Inside another transaction it becomes a savepoint on the same connection. After a committed
+   * write in a session, records the write for read-your-writes.
+   */
+  async run<T>(fn: (tx: Transaction) => Promise<T> | T, options: TransactionOptions): Promise<T> {
+    const core = this.#core
+    if (core.closed) throw new RouterClosedError()
+    const scope = core.als.getStore()
+    if (scope?.tx !== undefined) return this.#savepoint(scope.tx, fn)
+    const cluster = scope?.cluster ?? core.defaultCluster
+    if (cluster === undefined) throw new ShardKeyRequiredError()
+    const readOnly = options.readOnly ?? scope?.mode === 'read'
+    const ctx = await this.#begin(cluster, scope, readOnly, options.isolation)
+    const { routerNode: node, conn } = ctx
+    const txScope: Scope = Object.freeze({
+      mode: readOnly ? 'read' : 'write',
+      tx: ctx,
+      cluster: scope?.cluster,
+      session: scope?.session,
+    })
+    try {
+      let result: T
+      try {
+        result = await core.als.run(txScope, () => startedInScope(fn(ctx)))
+      } catch (err) {
+        await ctx.exec('ROLLBACK').catch(() => {
+          ctx.broken = true
+        })
+        throw err
+      }
+      await ctx.exec('COMMIT')
+      if (!readOnly && scope?.session !== undefined) await recordWrite(core, cluster, scope.session, conn)
+      return result
+    } finally {
+      node.release(conn, ctx.broken)
+    }
+  }
+
+  /** Checks out the connection of a new transaction: the primary, or one replica for a read-only one. */
+  async #txConnection(
+    cluster: Cluster,
+    scope: Scope | undefined,
+    onReplica: boolean,
+  ): Promise<{ node: RouterNode; conn: unknown }> {
+    if (!onReplica) {
+      const node = requirePrimary(cluster)
+      return { node, conn: await acquireConnection(this.#core, cluster, node, false, false) }
+    }
+    return this.#reads.readConnection(cluster, scope, false)
+  }
+
+  /**
+   * Opens a transaction: a connection (the primary, or a replica for a read-only one) and BEGIN.
+   * A connection error before or at BEGIN — nothing has run yet — is retried once on a fresh
+   * connection (another replica for a read-only transaction).
+   */
+  async #begin(
+    cluster: Cluster,
+    scope: Scope | undefined,
+    readOnly: boolean,
+    isolation: IsolationLevel | undefined,
+  ): Promise<TransactionContext> {
+    const core = this.#core
+    const reads = this.#reads
+    const onReplica = readOnly && scope?.mode !== 'primary'
+    const begin = core.driver.beginSql({ readOnly, isolation })
+    let failed: RouterNode | undefined
+    for (let attempt = 0; ; attempt++) {
+      const other = failed !== undefined && onReplica ? reads.retryTarget(cluster, failed) : undefined
+      const target =
+        other !== undefined
+          ? { node: other, conn: await acquireConnection(core, cluster, other, false, true) }
+          : await this.#txConnection(cluster, scope, onReplica)
+      const ctx = new TransactionContext(
+        core.driver,
+        core.monitor,
+        cluster,
+        target.node,
+        target.conn,
+        readOnly,
+      )
+      try {
+        if (typeof begin === 'string') await ctx.exec(begin)
+        else for (const stmt of begin) await ctx.exec(stmt)
+        return ctx
+      } catch (err) {
+        target.node.release(target.conn, ctx.broken)
+        const retry =
+          attempt === 0 &&
+          ctx.broken &&
+          (onReplica ? reads.retryTarget(cluster, target.node) !== undefined : target.node.available)
+        if (!retry) throw err
+        failed = target.node
+        const next = onReplica ? reads.retryTarget(cluster, target.node) : target.node
+        core.events.emit('retry', {
+          cluster: cluster.name,
+          from: target.node.name,
+          to: next?.name ?? target.node.name,
+          error: core.monitor.redact(err),
+        })
+      }
+    }
+  }
+
+  /** A transaction nested in `ctx`: a savepoint, released on success, rolled back to if `fn` throws. */
+  async #savepoint<T>(ctx: TransactionContext, fn: (tx: Transaction) => Promise<T> | T): Promise<T> {
+    const driver = this.#core.driver
+    const name = `routemate_sp_${++ctx.savepoints}`
+    await ctx.exec(driver.savepointSql(name, 'create'))
+    try {
+      const result = await fn(ctx)
+      await ctx.exec(driver.savepointSql(name, 'release'))
+      return result
+    } catch (err) {
+      await ctx.exec(driver.savepointSql(name, 'rollback')).catch(() => {})
+      throw err
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import type { Session } from '../consistency/session.js'
+import type { Cluster } from './cluster.js'
+import type { QueryResult } from './driver.js'
+import { acquireConnection, type RouterCore, requirePrimary, statementFailed } from './router-core.js'
+import type { Scope } from './scope.js'
+import { leadingKeyword } from './sql-guard.js'
+import { classifyError, isNodeFailure, type Statement, textOf } from './statement.js'
+
+/** A session's position after a write whose position could not be read: its reads go to the primary. */
+export const UNKNOWN_POSITION = 'unknown'
+
+/** Leading keywords of statements that do not make a session "have written". */
+const READ_KEYWORDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', 'DESCRIBE', 'DESC'])
+
+/**
+ * Runs a write, an unscoped statement or a statement in a `primary` scope on the cluster's
+ * primary. `PrimaryUnavailableError` (before any I/O) when the primary is down or untrusted. A
+ * session's write runs on a connection of its own so that, in `position` mode, the primary's
+ * position after it can be read on that connection (`recordWrite`). Writes are never retried.
+ */
+export async function runOnPrimary(
+  core: RouterCore,
+  cluster: Cluster,
+  scope: Scope | undefined,
+  sql: Statement,
+  params: readonly unknown[] | undefined,
+): Promise<QueryResult> {
+  const node = requirePrimary(cluster)
+  const session = scope?.session
+  if (session === undefined || READ_KEYWORDS.has(leadingKeyword(textOf(sql)))) {
+    try {
+      return await node.run(sql, params)
+    } catch (err) {
+      throw statementFailed(core, cluster, node, err, false)
+    }
+  }
+  // A session's write: remember it (and, in position mode, where the primary stood after it).
+  const conn = await acquireConnection(core, cluster, node, false, false)
+  let destroy = false
+  try {
+    const started = performance.now()
+    const result = await core.driver.execute(conn, sql, params)
+    node.observe(performance.now() - started)
+    await recordWrite(core, cluster, session, conn)
+    return result
+  } catch (err) {
+    node.observe(0, false)
+    destroy = isNodeFailure(classifyError(core.driver, err))
+    throw statementFailed(core, cluster, node, err, false)
+  } finally {
+    node.release(conn, destroy)
+  }
+}
+
+/**
+ * Records a session's write on `cluster` (read-your-writes bookkeeping): its time, and in
+ * `position` mode the primary's position read on `conn` (`UNKNOWN_POSITION` if that fails, which
+ * sends the session's reads to the primary).
+ */
+export async function recordWrite(
+  core: RouterCore,
+  cluster: Cluster,
+  session: Session,
+  conn: unknown,
+): Promise<void> {
+  session.lastWriteAt = Date.now()
+  if (core.config.readYourWrites.mode !== 'position') return
+  try {
+    session.positions.set(cluster.name, await core.driver.positionAfterWrite(conn))
+  } catch {
+    session.positions.set(cluster.name, UNKNOWN_POSITION) // the session reads from the primary
+  }
+}
