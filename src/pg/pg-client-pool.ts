@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { MAX_TIMER_MS } from '../router/config-checks.js'
 
 /** Pool sizing and lifetime options, read from a node's `pool` options (the names `pg.Pool` uses). */
 export interface PgClientPoolOptions {
@@ -262,7 +263,8 @@ export class PgClientPool {
     if (ms <= 0 || this.#idleTimer !== undefined || this.#ending) return
     const oldest = this.#idle[0]
     if (oldest === undefined) return
-    const due = Math.max(oldest.rmIdleSince + ms - Date.now(), 1)
+    // Capped: Node fires a longer delay after 1 ms, which would re-arm every ms; #closeIdle re-arms.
+    const due = Math.min(Math.max(oldest.rmIdleSince + ms - Date.now(), 1), MAX_TIMER_MS)
     this.#idleTimer = setTimeout(() => this.#closeIdle(), due)
     // Idle sockets keep the process alive unless allowExitOnIdle; the timer itself never does.
     this.#idleTimer.unref()
