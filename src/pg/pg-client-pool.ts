@@ -11,7 +11,7 @@ export interface PgClientPoolOptions {
   readonly idleTimeoutMillis: number
   /** A connection is closed after this many checkouts. */
   readonly maxUses: number
-  /** A connection is closed (when next released or idle) once this old, in s; 0 = no limit. */
+  /** A connection this old, in s, is closed when next released or found idle at checkout; 0 = no limit. */
   readonly maxLifetimeSeconds: number
   /** Idle connections do not keep the process alive. */
   readonly allowExitOnIdle: boolean

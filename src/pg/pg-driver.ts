@@ -133,9 +133,12 @@ class PgDriver implements Driver<pg.Client> {
 
 /**
  * The PostgreSQL driver for routemate, over `pg` (node-postgres, an optional peer dependency):
- * one `pg.Pool` per node (plus a read-only pool on the primary for `readOnly` reads that fall back
- * to it), probes with `pg_is_in_recovery()` and WAL LSNs, and `router.pool()` as a `pg.Pool`.
- * Each node's `pool` options go to `pg.Pool` (default `max` 10).
+ * one lean pool of `pg.Client`s per node (plus a read-only pool on the primary for `readOnly` reads
+ * that fall back to it), probes with `pg_is_in_recovery()` on a kept connection, WAL LSN
+ * positions, and `router.pool()` as a `pg.Pool`. A node's `pool` options take `pg.Pool`'s names
+ * and defaults (`max` 10, `min` 0, `idleTimeoutMillis` 10000, `maxUses`, `maxLifetimeSeconds`,
+ * `allowExitOnIdle`, `verify`, `Client`); the rest (`ssl`, `password`, `statement_timeout`...) go to
+ * each `pg.Client`.
  *
  * @example
  * ```ts

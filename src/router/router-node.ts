@@ -4,6 +4,7 @@ import { NodeHealth, type NodeState } from '../health/node-health.js'
 import { redactUrl } from '../util/redact.js'
 import type { Driver, DriverPool, DriverProber, NodeRole, QueryResult } from './driver.js'
 import type { ResolvedHealthCheck, ResolvedNode } from './resolved-config.js'
+import { captureSettlers, JobList, RunJob, settlers } from './run-job.js'
 import type { Statement } from './statement.js'
 
 /** One served statement, as seen by `router.onQuery` listeners (metrics, tracing). */
@@ -35,47 +36,6 @@ export class NodeAbortError extends Error {
   constructor(node: string) {
     super(`query aborted: node "${node}" was marked down`)
     this.name = 'NodeAbortError'
-  }
-}
-
-/** The settle functions of the promise made last by `captureSettlers` (no executor closure per query). */
-const settlers: { resolve: (r: QueryResult) => void; reject: (err: unknown) => void } = {
-  resolve: () => {},
-  reject: () => {},
-}
-
-function captureSettlers(resolve: (r: QueryResult) => void, reject: (err: unknown) => void): void {
-  settlers.resolve = resolve
-  settlers.reject = reject
-}
-
-/**
- * One statement of `RouterNode.run` in flight. Its one callback is handed to the driver twice:
- * first for the checkout, then for the statement's result.
- */
-class RunJob<Conn> {
-  conn: Conn | undefined = undefined
-  /** Settled, or abandoned by `abortAll` while checking out. */
-  settled = false
-  started = 0
-  /** Links of the node's list of jobs in progress. */
-  prev: RunJob<Conn> | undefined = undefined
-  next: RunJob<Conn> | undefined = undefined
-  linked = false
-  readonly callback: (err: unknown, value?: unknown) => void
-
-  constructor(
-    readonly node: RouterNode<Conn>,
-    readonly pool: DriverPool<Conn>,
-    readonly stmt: Statement,
-    readonly params: readonly unknown[] | undefined,
-    readonly resolve: (r: QueryResult) => void,
-    readonly reject: (err: unknown) => void,
-  ) {
-    this.callback = (err, value) => {
-      if (this.conn === undefined) node.jobConnected(this, err, value as Conn | undefined)
-      else node.jobDone(this, err, value as QueryResult | undefined)
-    }
   }
 }
 
@@ -127,12 +87,8 @@ export class RouterNode<Conn = unknown> implements NodeView {
   #readOnlyPool: DriverPool<Conn> | undefined
   readonly #busy = new Map<Conn, DriverPool<Conn>>()
   readonly #pending = new Set<PendingAcquire>()
-  /**
-   * Statements of `run` in progress (checking out, or running), as an intrusive doubly-linked
-   * list: O(1) in and out with no hashing, and (unlike a `Set` under constant churn) nothing that
-   * keeps finished jobs reachable long enough to be promoted out of the young generation.
-   */
-  #jobs: RunJob<Conn> | undefined = undefined
+  /** Statements of `run` in progress: checking out, or running. */
+  readonly #jobs = new JobList<Conn>()
   #ended = false
   #ending: Promise<void> | undefined
 
@@ -219,9 +175,9 @@ export class RouterNode<Conn = unknown> implements NodeView {
     if (this.#ended) return Promise.reject(new NodeAbortError(this.name))
     const pool = readOnly ? this.#roPool() : this.#pool
     const promise = new Promise<QueryResult>(captureSettlers)
-    const job = new RunJob<Conn>(this, pool, stmt as Statement, params, settlers.resolve, settlers.reject)
+    const job = new RunJob<Conn>(this, pool, stmt as Statement, params, settlers)
     this.inFlight++
-    this.#link(job)
+    this.#jobs.link(job)
     if (pool.acquireCallback !== undefined) pool.acquireCallback(job.callback)
     else pool.acquire().then((c) => job.callback(undefined, c), job.callback)
     return promise
@@ -230,7 +186,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
   /** Step 1 of a {@link RunJob}: a connection was checked out (or failed to be), so run the statement. */
   jobConnected(job: RunJob<Conn>, err: unknown, conn: Conn | undefined): void {
     if (err != null || conn === undefined) {
-      this.#unlink(job)
+      this.#jobs.unlink(job)
       if (job.settled) return // aborted while connecting
       job.settled = true
       this.inFlight--
@@ -238,7 +194,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
       return
     }
     if (job.settled) {
-      this.#unlink(job)
+      this.#jobs.unlink(job)
       job.pool.release(conn, true) // aborted while connecting
       return
     }
@@ -259,7 +215,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
   /** Step 2 of a {@link RunJob}: the statement finished; release the connection and settle. */
   jobDone(job: RunJob<Conn>, err: unknown, res: QueryResult | undefined): void {
     const conn = job.conn as Conn
-    this.#unlink(job)
+    this.#jobs.unlink(job)
     this.inFlight--
     job.settled = true
     const ms = performance.now() - job.started
@@ -273,25 +229,6 @@ export class RouterNode<Conn = unknown> implements NodeView {
     const cls = this.#driver.classify(err)
     job.pool.release(conn, cls === 'connection' || cls === 'timeout')
     job.reject(err)
-  }
-
-  #link(job: RunJob<Conn>): void {
-    const head = this.#jobs
-    job.next = head
-    if (head !== undefined) head.prev = job
-    this.#jobs = job
-    job.linked = true
-  }
-
-  #unlink(job: RunJob<Conn>): void {
-    if (!job.linked) return
-    job.linked = false
-    const { prev, next } = job
-    if (prev !== undefined) prev.next = next
-    else this.#jobs = next
-    if (next !== undefined) next.prev = prev
-    job.prev = undefined
-    job.next = undefined
   }
 
   /** Records a statement's outcome: latency (exponentially smoothed) of successes, and `onQuery` listeners. */
@@ -333,14 +270,14 @@ export class RouterNode<Conn = unknown> implements NodeView {
       pool.destroy(conn)
       n++
     }
-    for (let job = this.#jobs; job !== undefined; ) {
+    for (let job = this.#jobs.first; job !== undefined; ) {
       const next: RunJob<Conn> | undefined = job.next
       if (job.conn !== undefined) {
         job.pool.destroy(job.conn) // its statement fails now, and jobDone settles it
         n++
       } else if (!job.settled) {
         job.settled = true
-        this.#unlink(job)
+        this.#jobs.unlink(job)
         this.inFlight--
         job.reject(new NodeAbortError(this.name))
         n++
