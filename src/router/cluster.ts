@@ -82,6 +82,9 @@ export class Cluster {
 
   /** Rebuilds the candidate list if membership changed, telling the balancer and emitting fallback events. */
   rebuild(): void {
+    // A balancer that observes hears of every statement its picks (the replicas) serve.
+    const observer = this.balancer.observe !== undefined ? this.balancer : undefined
+    for (const n of this.nodes) n.observer = n === this.primary ? undefined : observer
     const next: RouterNode[] = []
     for (const r of this.replicas) if (this.unusableReason(r) === undefined) next.push(r)
     const prev = this.candidates

@@ -61,6 +61,32 @@ describe.each(dialects)('routing ($name)', (d: DialectCase) => {
     expect(Math.abs(share - 0.5)).toBeLessThanOrEqual(0.01)
   })
 
+  it('a custom balancer picks every read, and its observe() hears of each one with its duration', async () => {
+    const seen: Array<{ node: string; ms: number; ok: boolean }> = []
+    const r = testRouter(d, cluster, {
+      balancer: {
+        name: 'last-replica',
+        pick: (candidates) => candidates[candidates.length - 1]!,
+        observe: (node, ms, ok) => seen.push({ node: node.name, ms, ok }),
+      },
+    })
+    try {
+      await r.ready()
+      const served: string[] = []
+      for (let i = 0; i < 50; i++) {
+        const { rows } = await r.readOnly(() => r.query<{ port: number }>(d.whoAmI))
+        served.push(who(rows[0]?.port))
+      }
+      await r.query('SELECT 1') // the primary: not the balancer's pick, not observed
+      expect(new Set(served)).toEqual(new Set(['replica2']))
+      expect(seen).toHaveLength(50)
+      expect(seen.every((o) => o.node === 'replica2' && o.ok && o.ms >= 0 && o.ms < 5000)).toBe(true)
+      expect(r.stats().nodes.find((n) => n.name === 'replica2')?.latencyMs).toBeGreaterThan(0)
+    } finally {
+      await r.close()
+    }
+  })
+
   it('sends writes to the primary and a primary scope to the primary', async () => {
     const before = router.stats().nodes.find((n) => n.name === 'primary')?.queries ?? 0
     await router.query(`INSERT INTO items (v) VALUES (${p(1)})`, ['w'])
