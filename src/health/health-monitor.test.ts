@@ -39,7 +39,7 @@ function fakeDriver(up: Record<string, boolean>, probes: Record<string, number[]
   }
 }
 
-function setup(up: Record<string, boolean>, healthCheck: Record<string, number>) {
+function setup(up: Record<string, boolean>, healthCheck: Record<string, number> | false) {
   const probes: Record<string, number[]> = {}
   const config = resolveConfig({
     driver: fakeDriver(up, probes),
@@ -128,5 +128,47 @@ describe('HealthMonitor (fake driver, fake timers)', () => {
     monitor.stop()
     expect(cluster.primary?.state).toBe('down')
     expect((probes.primary ?? []).length).toBeGreaterThanOrEqual(8)
+  })
+
+  it('with healthCheck: false, probes no healthy node, yet brings back a node marked down by real queries', async () => {
+    vi.useFakeTimers({ now: 0 })
+    const up = { primary: true, r1: true }
+    const { probes, monitor, cluster, seen } = setup(up, false)
+    await monitor.start()
+    await vi.advanceTimersByTimeAsync(3000)
+    expect(probes).toEqual({})
+    const r1 = cluster.replicas[0]!
+    monitor.recordFailure(cluster, r1, new Error('read ECONNRESET'), 'query')
+    monitor.recordFailure(cluster, r1, new Error('read ECONNRESET'), 'query')
+    expect(r1.state).toBe('down')
+    expect(cluster.candidates).toEqual([])
+    await vi.advanceTimersByTimeAsync(1500)
+    monitor.stop()
+    expect(Object.keys(probes)).toEqual(['r1'])
+    expect(r1.state).toBe('up')
+    expect(cluster.candidates).toEqual([r1])
+    expect(seen).toEqual(['node:suspect r1', 'node:down r1', 'node:up r1'])
+  })
+
+  it('a replica added at runtime is no candidate until a probe of it succeeds', async () => {
+    const up: Record<string, boolean> = { primary: true, r1: true, r2: false }
+    const { monitor, cluster } = setup(up, { intervalMs: 100, timeoutMs: 50 })
+    await monitor.start()
+    const other = resolveConfig({
+      driver: fakeDriver(up, {}),
+      primary: 'postgres://db1/app',
+      replicas: [{ name: 'r2', url: 'postgres://db3/app' }],
+    })
+    const r2 = cluster.addReplica(other.clusters[0]!.replicas[0]!)
+    expect(cluster.candidates).not.toContain(r2)
+    expect(cluster.unusableReason(r2)).toBe('not-probed-yet')
+    await monitor.probeNode(cluster, r2)
+    expect(cluster.candidates).not.toContain(r2) // the probe failed: still not used
+    expect(cluster.unusableReason(r2)).toBe('not-probed-yet')
+    up.r2 = true
+    await monitor.probeNode(cluster, r2)
+    monitor.stop()
+    expect(cluster.candidates).toContain(r2)
+    expect(cluster.unusableReason(r2)).toBeUndefined()
   })
 })

@@ -38,15 +38,15 @@ export class HealthMonitor {
     this.#events = events
   }
 
-  /** Starts probing: one round now, then every `intervalMs`. Resolves when the first round is done. */
+  /**
+   * Starts probing: one round now, then every `intervalMs`. Resolves when the first round is done.
+   * With health checks off, only nodes that need it are probed: those marked down by passive
+   * detection (so they come back) and added ones not probed yet; `ready()` resolves at once.
+   */
   start(): Promise<void> {
     if (this.#ready !== undefined) return this.#ready
     const hc = this.#config.healthCheck
-    if (!hc.enabled) {
-      this.#ready = Promise.resolve()
-      return this.#ready
-    }
-    this.#ready = this.#round()
+    this.#ready = hc.enabled ? this.#round() : Promise.resolve()
     this.#timer = setInterval(() => {
       void this.#round()
     }, hc.intervalMs)
@@ -68,10 +68,12 @@ export class HealthMonitor {
   async #round(): Promise<void> {
     if (this.#closed) return
     const now = Date.now()
+    const all = this.#config.healthCheck.enabled
     const work: Promise<void>[] = []
     for (const cluster of this.#clusters) {
       for (const node of cluster.nodes) {
         if (node.probing || node.drained || now < node.nextProbeAt) continue
+        if (!all && node.state !== 'down' && !node.awaitingProbe) continue
         work.push(this.probeNode(cluster, node))
       }
     }
@@ -150,6 +152,10 @@ export class HealthMonitor {
     const now = Date.now()
     node.reportedRole = result.role
     let changed = cluster.reconcileRoles()
+    if (node.awaitingProbe) {
+      node.awaitingProbe = false // an added replica: usable from its first good probe on
+      changed = true
+    }
     // Role check: a node that reports another role than the one it is used in is not trusted.
     const trusted = result.role === node.role
     if (trusted !== node.trusted) {

@@ -72,6 +72,7 @@ export class Cluster {
   /** Why a replica is not usable, or `undefined` when it is. */
   unusableReason(node: RouterNode): string | undefined {
     if (node.drained) return 'drained'
+    if (node.awaitingProbe) return 'not-probed-yet'
     if (node.state === 'down') return 'down'
     if (this.discovery && node.reportedRole === undefined) return 'unknown-role'
     if (!node.trusted) return 'role-mismatch'
@@ -137,6 +138,7 @@ export class Cluster {
   /** Adds a replica at runtime (already validated); it is used once probes find it healthy. */
   addReplica(config: ResolvedNode): RouterNode {
     const node = this.#make(config)
+    node.awaitingProbe = true
     if (this.discovery) node.role = 'replica'
     this.replicas = Object.freeze([...this.replicas, node])
     this.nodes = Object.freeze([...this.nodes, node])

@@ -65,6 +65,8 @@ export class RouterNode<Conn = unknown> implements NodeView {
   position: string | undefined = undefined
   /** False when the node reported its replication stopped. */
   replicating = true
+  /** Added at runtime and not yet probed successfully: not a candidate for reads. */
+  awaitingProbe = false
   /** Drained (or being removed): takes no new queries; its pools close once in-flight work is done. */
   drained = false
   /** The drain in progress or done, so draining twice closes the pools once. */

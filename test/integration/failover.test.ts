@@ -113,6 +113,27 @@ describe.each(dialects)('failover ($name)', (d: DialectCase) => {
     await cluster.waitForReplication()
   })
 
+  it('healthCheck: false: a replica killed under load is marked down by its failed queries and re-admitted after restart', async () => {
+    const r = testRouter(d, cluster, { healthCheck: false })
+    try {
+      await r.ready()
+      const load = readLoad(r, d, who, 8)
+      activeLoads.push(load)
+      await sleep(300)
+      await cluster.kill('replica1')
+      await waitFor(() => stateOf(r, 'replica1') === 'down', 5000, 'replica1 down (passive detection)')
+      await cluster.restart('replica1')
+      const before = load.served.replica1 ?? 0
+      await waitFor(() => stateOf(r, 'replica1') === 'up', 10_000, 'replica1 re-admitted without health checks')
+      await waitFor(() => (load.served.replica1 ?? 0) > before, 5000, 'reads on replica1 again')
+      await load.stop()
+      expect(load.failures).toEqual([])
+    } finally {
+      await r.close()
+    }
+    await cluster.waitForReplication()
+  })
+
   it('kill -9 of a replica under 16 concurrent read-only transactions: failures are reported, never retried mid-transaction', async () => {
     let running = true
     let committed = 0

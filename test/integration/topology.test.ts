@@ -103,6 +103,28 @@ describe.each(dialects)('runtime topology ($name)', (d: DialectCase) => {
     expect(ends.replica2).toBe(1)
   })
 
+  it('addReplica of an unreachable node: it resolves, and no read ever goes to the node until a probe of it succeeds', async () => {
+    const router = testRouter(d, cluster)
+    const dead = cluster.replicas[0]!.url.replace(`:${cluster.replicas[0]!.port}/`, ':1/')
+    expect(dead).not.toBe(cluster.replicas[0]!.url)
+    try {
+      await router.ready()
+      const name = await router.addReplica({ name: 'unreachable', url: dead })
+      const reads = await Promise.all(
+        Array.from({ length: 30 }, () => router.readOnly(() => router.query<{ port: number }>(d.whoAmI))),
+      )
+      expect(new Set(reads.map((r) => who(r.rows[0]?.port)))).toEqual(new Set(['replica1', 'replica2']))
+      const stats = router.stats().nodes.find((n) => n.name === name)
+      expect(stats?.usable).toBe(false)
+      expect(stats?.unusableReason).toBe('not-probed-yet')
+      expect(stats?.queries).toBe(0)
+      await router.removeReplica(name)
+      await expectIdle(router)
+    } finally {
+      await router.close()
+    }
+  })
+
   it('drain lets in-flight work finish, then closes the pool; addReplica brings a node in; weights change shares', async () => {
     const router = testRouter(d, cluster, { balancer: 'weighted-round-robin' })
     try {
