@@ -43,6 +43,7 @@ export function fakeDriver() {
       Promise.resolve({ role: node.name === 'primary' ? 'primary' : 'replica', position: '0/0' }),
     positionReached: () => true,
     positionAfterWrite: () => Promise.resolve('0/0'),
+    waitForPosition: () => Promise.resolve('0/0'),
     beginSql: () => 'BEGIN',
     savepointSql: (name, op) =>
       op === 'create'

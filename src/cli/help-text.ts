@@ -7,6 +7,7 @@ Commands:
   check [config]     load and validate a config file
   status [config]    probe every node once: role, state, latency, lag
   demo               run the live demo (a real primary + 2 replicas)
+  help [command]     show help, of one command if named
 
 Options:
   -h, --help         show help; routemate <command> --help for a command's
@@ -36,7 +37,8 @@ closes the router.
 Options:
   --json          print a JSON document instead of the table
   --timeout ms    deadline of each probe, connecting included (default: the
-                  file's healthCheck.timeoutMs, else 500)
+                  file's healthCheck.timeoutMs, else 500 or half the file's
+                  healthCheck.intervalMs if that is smaller)
 
 Columns: shard (cluster), node, expected role (from the file; "any" when roles
 are discovered), actual role (what the node reports; "unknown" when it is

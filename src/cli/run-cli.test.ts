@@ -41,12 +41,18 @@ describe('runCli', () => {
     const main = await run(['--help'])
     expect(main.code).toBe(0)
     expect(main.stdout).toContain('Usage: routemate <command> [options]')
+    expect(main.stdout).toMatch(/\n {2}help \[command\] +show help/)
+    expect(await run(['help'])).toEqual(main)
     for (const cmd of ['check', 'status', 'demo']) {
       const r = await run([cmd, '--help'])
       expect(r.code).toBe(0)
       expect(r.stdout).toContain(`Usage: routemate ${cmd}`)
       expect((await run(['help', cmd])).stdout).toBe(r.stdout)
     }
+    // The default probe deadline is the config's: min(500, intervalMs / 2) when not set.
+    expect((await run(['status', '--help'])).stdout).toContain(
+      "file's healthCheck.timeoutMs, else 500 or half the file's\n                  healthCheck.intervalMs if that is smaller",
+    )
     const none = await run([])
     expect(none).toEqual({
       code: 2,

@@ -215,7 +215,7 @@ class Mysql2DriverImpl implements Mysql2Driver {
  *
  * - URL: `mysql://` or `mariadb://user:password@host:3306/database?charset=utf8mb4`; query
  *   parameters set mysql2 options by their mysql2 names (`charset`, `timezone`, `ssl=true`,
- *   `connectionLimit`...; an unknown one throws a `TypeError` naming the node). Then
+ *   `connectionLimit`...; an unknown one throws a `ConfigError` naming the node). Then
  *   `connectTimeout` comes from `connectTimeoutMs`, and each node's `pool` options go to mysql2's
  *   `createPool` last (default `connectionLimit` 10).
  * - Results: a SELECT gives `{ rows, rowCount: rows.length, fields }`; a write gives `{ rows: [],

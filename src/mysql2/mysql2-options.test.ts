@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest'
+import { ConfigError } from '../errors/config-error.js'
 import type { DriverNodeOptions } from '../router/driver.js'
+import { createRouter } from '../router/router.js'
+import { mysql2Driver } from './mysql2-driver.js'
 import { poolOptions, probeConnectionOptions, urlOptions } from './mysql2-options.js'
 
 function node(url: string, extra: Partial<DriverNodeOptions> = {}): DriverNodeOptions {
@@ -83,12 +86,19 @@ describe('urlOptions', () => {
       try {
         urlOptions(node(url))
       } catch (err) {
-        expect(err).toBeInstanceOf(TypeError)
+        expect(err).toBeInstanceOf(ConfigError)
+        expect((err as ConfigError).path).toBe('url (node "n1")')
         message = (err as Error).message
       }
-      expect(message, url).toMatch(/^mysql2 driver, node "n1": /)
+      expect(message, url).toMatch(/^url \(node "n1"\): /)
       expect(message).not.toContain('secret')
     }
+  })
+  it('makes createRouter throw a ConfigError for a bad URL option, as every other bad option', () => {
+    const bad = () =>
+      createRouter({ driver: mysql2Driver(), primary: 'mysql://app:secret@127.0.0.1:1/app?compress=yes' })
+    expect(bad).toThrow(ConfigError)
+    expect(bad).toThrow('url (node "primary"): URL option "compress": expected true or false, got "yes"')
   })
 })
 

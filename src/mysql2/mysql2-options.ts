@@ -1,4 +1,5 @@
 import type { ConnectionOptions, PoolOptions } from 'mysql2/promise'
+import { ConfigError } from '../errors/config-error.js'
 import type { DriverNodeOptions } from '../router/driver.js'
 
 /** URL query options that are booleans (`true`/`false`, `1`/`0`). */
@@ -67,7 +68,7 @@ const PROBE_KEEPS = new Set([
 
 function fail(node: DriverNodeOptions, what: string): never {
   // Never print the URL itself: it carries the password.
-  throw new TypeError(`mysql2 driver, node "${node.name}": ${what}`)
+  throw new ConfigError(`url (node "${node.name}")`, what)
 }
 
 function decode(node: DriverNodeOptions, part: string, what: string): string {
@@ -122,8 +123,8 @@ function queryOption(node: DriverNodeOptions, key: string, raw: string): unknown
  * numbers). `ssl=true` turns TLS on with certificate checks, `ssl={"rejectUnauthorized":false}`
  * passes an object, any other value names a mysql2 SSL profile.
  *
- * Caveat: an unknown query option throws a `TypeError` (naming the node, never the URL), rather
- * than being silently ignored.
+ * Caveat: an unknown or malformed query option throws a `ConfigError` (path `url (node "<name>")`,
+ * never the URL itself), rather than being silently ignored.
  *
  * @example
  * ```ts

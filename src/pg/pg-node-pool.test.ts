@@ -3,6 +3,8 @@ import type pg from 'pg'
 import { describe, expect, it, vi } from 'vitest'
 import { ConfigError } from '../errors/config-error.js'
 import type { DriverNodeOptions } from '../router/driver.js'
+import { createRouter } from '../router/router.js'
+import { pgDriver } from './pg-driver.js'
 import { clientOptionsOf, createPgNodePool, poolOptionsOf } from './pg-node-pool.js'
 
 /** A `pg.Client` stand-in that records its config and connects at once. */
@@ -94,10 +96,26 @@ describe('poolOptionsOf', () => {
     expect(() => poolOptionsOf(n)).toThrow(`pool.${key} (node "replica-1")`)
   })
 
-  it('rejects a verify that is not a function, naming pool.verify and the node', () => {
+  it('rejects a verify that is not a function with a ConfigError naming pool.verify and the node', () => {
     const n = node({ pool: { verify: 3 } })
-    expect(() => poolOptionsOf(n)).toThrow(TypeError)
-    expect(() => poolOptionsOf(n)).toThrow('pool.verify (node "replica-1")')
+    expect(() => poolOptionsOf(n)).toThrow(ConfigError)
+    expect(() => poolOptionsOf(n)).toThrow(
+      'pool.verify (node "replica-1"): expected a function (client, done) => void, got 3',
+    )
+    let path: string | undefined
+    try {
+      poolOptionsOf(n)
+    } catch (err) {
+      path = (err as ConfigError).path
+    }
+    expect(path).toBe('pool.verify (node "replica-1")')
+  })
+
+  it('createRouter rejects a bad verify with a ConfigError, as every other bad option', () => {
+    const bad = () =>
+      createRouter({ driver: pgDriver(), primary: 'postgres://app@127.0.0.1:1/app', pool: { verify: 'yes' } })
+    expect(bad).toThrow(ConfigError)
+    expect(bad).toThrow('pool.verify (node "primary"): expected a function (client, done) => void, got "yes"')
   })
 })
 

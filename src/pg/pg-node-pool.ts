@@ -1,5 +1,6 @@
 import type pg from 'pg'
-import { checkBoolean, checkNumber } from '../router/config-checks.js'
+import { ConfigError } from '../errors/config-error.js'
+import { checkBoolean, checkNumber, describe } from '../router/config-checks.js'
 import type { DriverNodeOptions, DriverPool } from '../router/driver.js'
 import { destroyClient, type PgClientPoolOptions, PgClientPool, type PooledClient } from './pg-client-pool.js'
 
@@ -34,7 +35,7 @@ export function poolOptionsOf(node: DriverNodeOptions): PgClientPoolOptions {
   const at = (key: string) => `pool.${key} (node "${node.name}")`
   const verify = p.verify
   if (verify !== undefined && typeof verify !== 'function')
-    throw new TypeError(`${at('verify')}: expected a function (client, done) => void`)
+    throw new ConfigError(at('verify'), `expected a function (client, done) => void, got ${describe(verify)}`)
   const maxUses = checkNumber(p.maxUses ?? Number.MAX_SAFE_INTEGER, at('maxUses'), { integer: true, min: 1 })
   return {
     max: checkNumber(p.max, at('max'), { integer: true, min: 1, default: 10 }),

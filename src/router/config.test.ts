@@ -17,6 +17,7 @@ function fakeDriver(dialect: Dialect = 'postgres') {
     probe: async () => ({ role: 'primary' as const }),
     positionReached: () => true,
     positionAfterWrite: async () => '0/0',
+    waitForPosition: async () => '0/0',
     beginSql: () => 'BEGIN',
     savepointSql: () => 'SAVEPOINT x',
     classify: () => 'statement' as const,
@@ -216,6 +217,10 @@ describe('resolveConfig: valid options', () => {
       probe() {}
       classify() {}
       beginSql() {}
+      savepointSql() {}
+      positionReached() {}
+      positionAfterWrite() {}
+      waitForPosition() {}
     }
     const options = Object.assign(Object.create(null), { driver: new Driver(), primary: PRIMARY })
     expect(resolveConfig(options).driver).toBeInstanceOf(Driver)
@@ -470,6 +475,23 @@ const badConfigs: BadCase[] = [
   ['empty nodes', { driver, nodes: [] }, 'nodes', 'non-empty array'],
   ['nodes not an array', { driver, nodes: R1 }, 'nodes', 'non-empty array'],
   ['a bad node in nodes', { driver, nodes: [R1, 'http://x/y'] }, 'nodes[1]', 'expected a postgres:// URL'],
+  [
+    'nodes with healthCheck: false (no probes, so no primary would ever be found)',
+    { driver, nodes: [PRIMARY, R1], healthCheck: false },
+    'healthCheck',
+    'false is not allowed with "nodes": roles are discovered by the probes',
+  ],
+  [
+    "a shard's nodes with healthCheck: false",
+    {
+      driver,
+      shards: { s0: { primary: PRIMARY }, s1: { nodes: [R1, R2] } },
+      sharding: { strategy: 'hash' },
+      healthCheck: false,
+    },
+    'healthCheck',
+    'false is not allowed with "shards.s1.nodes"',
+  ],
   ['unknown key, case typo', { ...base, healthcheck: false }, 'healthcheck', 'did you mean "healthCheck"?'],
   [
     'unknown key that is not an identifier',
@@ -504,6 +526,15 @@ const badConfigs: BadCase[] = [
     'driver.probe',
     'expected a function, got undefined',
   ],
+  // The members the router calls later (transactions, read-your-writes) are checked at startup too.
+  ...(['savepointSql', 'positionReached', 'positionAfterWrite', 'waitForPosition'] as const).map(
+    (fn): BadCase => [
+      `driver without ${fn}`,
+      { ...base, driver: { ...driver, [fn]: undefined } },
+      `driver.${fn}`,
+      'expected a function, got undefined',
+    ],
+  ),
   // primary
   [
     'missing primary',

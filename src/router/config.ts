@@ -54,7 +54,17 @@ const HEALTH_CHECK_KEYS = Object.keys({
 } satisfies Record<keyof HealthCheckConfig, 1>)
 
 /** The functions a driver must have for the router to start. */
-const DRIVER_FUNCTIONS = ['createPool', 'execute', 'probe', 'classify', 'beginSql'] as const
+const DRIVER_FUNCTIONS = [
+  'createPool',
+  'execute',
+  'probe',
+  'classify',
+  'beginSql',
+  'savepointSql',
+  'positionReached',
+  'positionAfterWrite',
+  'waitForPosition',
+] as const satisfies readonly (keyof Driver)[]
 
 const DEFAULT_INTERVAL_MS = 1000
 const DEFAULT_TIMEOUT_MS = 500
@@ -166,16 +176,29 @@ export function resolveConfig(options: unknown): ResolvedConfig {
       }),
     )
   }
+  // In the order the checks always ran: sharding, then health checks.
+  const sharding =
+    o.shards === undefined
+      ? undefined
+      : resolveSharding(o.sharding, Object.freeze(clusters.map((c) => c.name)))
+  const healthCheck = resolveHealthCheck(o.healthCheck)
+  if (!healthCheck.enabled) {
+    const discovering = clusters.find((c) => c.discovery)
+    if (discovering !== undefined) {
+      const where = o.shards === undefined ? '"nodes"' : `"shards.${discovering.name}.nodes"`
+      throw new ConfigError(
+        'healthCheck',
+        `false is not allowed with ${where}: roles are discovered by the probes, so without them no primary would ever be found; keep health checks on, or give "primary" and "replicas"`,
+      )
+    }
+  }
   return Object.freeze({
     driver,
     clusters: Object.freeze(clusters),
     sharded: o.shards !== undefined,
-    sharding:
-      o.shards === undefined
-        ? undefined
-        : resolveSharding(o.sharding, Object.freeze(clusters.map((c) => c.name))),
+    sharding,
     balancer,
-    healthCheck: resolveHealthCheck(o.healthCheck),
+    healthCheck,
     maxReplicationLagMs,
     fallbackToPrimary,
     readYourWrites: resolveReadYourWrites(o.readYourWrites),

@@ -46,9 +46,20 @@ export interface RouterEvents {
   'node:drained': NodeEventBase & { readonly aborted: number }
   /** A replica was removed at runtime (`router.removeReplica`). */
   'node:removed': NodeEventBase
-  /** A read failed with a connection error and is retried on another node. */
+  /**
+   * A connection error is retried once, on `to`: a read (statement or read-connection checkout,
+   * outside transactions) on another node; or a transaction's BEGIN, before anything ran in it,
+   * on a fresh connection — of another node for a read-only transaction on a replica, of the
+   * primary again (`from` === `to`) for a transaction on the primary.
+   */
   retry: { readonly cluster: string; readonly from: string; readonly to: string; readonly error: string }
-  /** A background failure (a probe that threw unexpectedly, an idle connection dying). Never thrown. */
+  /**
+   * A background failure, never thrown: an error of a pooled connection reported by the driver's
+   * pool, such as an idle connection dying (`context: 'pooled connection error'`, with `node`), or
+   * a listener of another event that threw (`context: 'listener of "<event>" threw'`). Failed
+   * probes are not reported here: they count against the node's health (`node:suspect`,
+   * `node:down`).
+   */
   error: { readonly error: unknown; readonly context: string; readonly node?: string | undefined }
 }
 

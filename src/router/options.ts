@@ -122,6 +122,7 @@ export interface RouterOptions {
    * Instead of `primary` and `replicas`: the cluster's nodes without roles. The probes find which
    * one is the primary (and notice when another is promoted: `primary:changed`). Until a primary
    * is known, writes fail with `PrimaryUnavailableError`. Default names: `node1`, `node2`...
+   * Needs the probes: not allowed with `healthCheck: false`.
    */
   nodes?: ReadonlyArray<string | NodeConfig>
   /**
@@ -137,7 +138,11 @@ export interface RouterOptions {
   balancer?: BalancerName | Balancer | (() => Balancer)
   /** Active health checks, or `false` to turn them off (passive detection stays on). Defaults: see {@link HealthCheckConfig}. */
   healthCheck?: HealthCheckConfig | false
-  /** Replicas further behind the primary than this (ms) are not used for reads. `0` disables the lag check. Default: 5000. */
+  /**
+   * Replicas further behind the primary than this (ms) are not used for reads. `0` turns the limit
+   * off; a replica whose probe reports replication stopped (`replicating: false`) is excluded
+   * whatever this says (`node:lagging` with `maxLagMs: 0`). Default: 5000.
+   */
   maxReplicationLagMs?: number
   /** Reads go to the primary (read-only) when no replica is usable; when `false` they fail with `NoHealthyReplicaError`. Default: `true`. */
   fallbackToPrimary?: boolean
@@ -152,7 +157,13 @@ export interface RouterOptions {
    * Default: `false`.
    */
   classify?: boolean | { writeFunctions?: readonly string[] }
-  /** Retry a read that failed with a connection error (outside transactions) once on another node. Default: `true`. */
+  /**
+   * Retry once on another node a read that failed with a connection error: a statement outside
+   * transactions, the checkout of a read connection (a read-only transaction, `router.pool()` in a
+   * `readOnly` scope), or a read-only transaction's BEGIN on a replica. Statements inside a
+   * transaction are never retried; a BEGIN on the primary is retried on a fresh connection whatever
+   * this says. Default: `true`.
+   */
   retryReads?: boolean
   /** Bound of any single query, in ms; the connection is destroyed when it passes. `0` = none. Default: 0. */
   queryTimeoutMs?: number

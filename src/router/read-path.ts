@@ -77,6 +77,12 @@ export class ReadPath {
           ? this.retryTarget(cluster, node)
           : undefined
       if (other === undefined) throw withCallerStack(err)
+      this.#core.events.emit('retry', {
+        cluster: cluster.name,
+        from: node.name,
+        to: other.name,
+        error: this.#core.monitor.redact(err),
+      })
       const ro2 = readOnlyPoolOnPrimary && other === cluster.primary
       return { node: other, conn: await acquireConnection(this.#core, cluster, other, ro2, true) }
     }
@@ -147,10 +153,7 @@ export class ReadPath {
         if (served !== undefined) return served
       }
     }
-    if (node === undefined) {
-      cluster.readYourWritesRedirects++
-      node = requirePrimary(cluster)
-    }
+    if (node === undefined) node = this.#rywPrimary(cluster)
     try {
       return await node.run(sql, params, node === cluster.primary)
     } catch (err) {
@@ -212,18 +215,28 @@ export class ReadPath {
     const c = cluster.candidates
     if (session !== undefined) {
       if (ryw.mode === 'window' && session.lastWriteAt + ryw.windowMs > Date.now())
-        return requirePrimary(cluster)
+        return this.#rywPrimary(cluster)
       const token = ryw.mode === 'position' ? session.positions.get(cluster.name) : undefined
       if (token !== undefined) {
-        if (token === UNKNOWN_POSITION) return requirePrimary(cluster)
+        if (token === UNKNOWN_POSITION) return this.#rywPrimary(cluster)
         const caughtUp = c.find(
           (n) => n.position !== undefined && this.#driver.positionReached(n.position, token),
         )
-        return caughtUp ?? requirePrimary(cluster)
+        return caughtUp ?? this.#rywPrimary(cluster)
       }
     }
     if (c.length === 0) return this.#fallback(cluster)
     return c.length === 1 ? (c[0] as RouterNode) : (cluster.balancer.pick(c) as RouterNode)
+  }
+
+  /**
+   * The primary for a read of a session that wrote (read-your-writes), counted in
+   * `readYourWritesRedirects` once it is known to be usable (else `PrimaryUnavailableError`).
+   */
+  #rywPrimary(cluster: Cluster): RouterNode {
+    const p = requirePrimary(cluster)
+    cluster.readYourWritesRedirects++
+    return p
   }
 
   /** No usable replica: the primary if `fallbackToPrimary`, else `NoHealthyReplicaError` saying why. */

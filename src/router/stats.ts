@@ -52,7 +52,11 @@ export interface ClusterStats {
   readonly candidates: readonly string[]
   /** The balancer's name. */
   readonly balancer: string
-  /** Reads of sessions that wrote, sent to the primary for read-your-writes (cumulative). */
+  /**
+   * Reads of sessions that wrote, sent to the primary for read-your-writes (cumulative, both
+   * modes): one per read statement, and one per read connection (a read-only transaction, a
+   * `router.pool()` checkout in a `readOnly` scope).
+   */
   readonly readYourWritesRedirects: number
 }
 

@@ -85,8 +85,10 @@ export class TransactionRunner {
 
   /**
    * Opens a transaction: a connection (the primary, or a replica for a read-only one) and BEGIN.
-   * A connection error before or at BEGIN — nothing has run yet — is retried once on a fresh
-   * connection (another replica for a read-only transaction).
+   * A connection error at BEGIN — nothing has run yet — is retried once, with a `retry` event
+   * naming the node the retry really runs on: a transaction on a replica moves to another usable
+   * node (`retryTarget`; only with `retryReads`), one on the primary takes a fresh connection of
+   * the primary (`from` and `to` then both name it).
    */
   async #begin(
     cluster: Cluster,
@@ -95,16 +97,13 @@ export class TransactionRunner {
     isolation: IsolationLevel | undefined,
   ): Promise<TransactionContext> {
     const core = this.#core
-    const reads = this.#reads
     const onReplica = readOnly && scope?.mode !== 'primary'
     const begin = core.driver.beginSql({ readOnly, isolation })
-    let failed: RouterNode | undefined
+    let target = await this.#txConnection(cluster, scope, onReplica)
+    // A read-only transaction lands on the primary for read-your-writes or a fallback: a retry
+    // stays there (another replica might not have the session's writes).
+    const onPrimary = !onReplica || target.node === cluster.primary
     for (let attempt = 0; ; attempt++) {
-      const other = failed !== undefined && onReplica ? reads.retryTarget(cluster, failed) : undefined
-      const target =
-        other !== undefined
-          ? { node: other, conn: await acquireConnection(core, cluster, other, false, true) }
-          : await this.#txConnection(cluster, scope, onReplica)
       const ctx = new TransactionContext(
         core.driver,
         core.monitor,
@@ -119,21 +118,36 @@ export class TransactionRunner {
         return ctx
       } catch (err) {
         target.node.release(target.conn, ctx.broken)
-        const retry =
-          attempt === 0 &&
-          ctx.broken &&
-          (onReplica ? reads.retryTarget(cluster, target.node) !== undefined : target.node.available)
-        if (!retry) throw err
-        failed = target.node
-        const next = onReplica ? reads.retryTarget(cluster, target.node) : target.node
+        const next =
+          attempt === 0 && ctx.broken ? this.#beginRetryTarget(cluster, target.node, onPrimary) : undefined
+        if (next === undefined) throw err
         core.events.emit('retry', {
           cluster: cluster.name,
           from: target.node.name,
-          to: next?.name ?? target.node.name,
+          to: next.name,
           error: core.monitor.redact(err),
         })
+        target = {
+          node: next,
+          conn: await acquireConnection(core, cluster, next, false, readOnly),
+        }
       }
     }
+  }
+
+  /**
+   * Where a transaction whose BEGIN failed on `failed` is retried: from the primary (`onPrimary`:
+   * a write transaction, or a read-only one that landed there), a fresh connection of the current
+   * primary if it is available; from a replica, another usable node if `retryReads` allows it.
+   * `undefined`: no retry.
+   */
+  #beginRetryTarget(cluster: Cluster, failed: RouterNode, onPrimary: boolean): RouterNode | undefined {
+    if (this.#core.closed) return undefined // close() aborted it: never reopen a pool behind close()
+    if (onPrimary) {
+      const p = cluster.primary
+      return p?.available ? p : undefined
+    }
+    return this.#core.config.retryReads ? this.#reads.retryTarget(cluster, failed) : undefined
   }
 
   /** A transaction nested in `ctx`: a savepoint, released on success, rolled back to if `fn` throws. */

@@ -35,7 +35,7 @@ export type ShardKey = string | number | bigint
  * ```
  */
 export interface ShardResolver {
-  /** A short name shown in `stats()` and in error messages. */
+  /** A short name identifying the resolver (the built-ins use their strategy's name). */
   readonly name: string
   /**
    * Returns the shard name for a key; `shardNames` is the ordered list of configured shards

@@ -3,6 +3,7 @@
  * delayed with recovery_min_apply_delay, lag exclusion of a replica whose replay is paused, and
  * primary discovery through a real promotion.
  */
+import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRouter, PrimaryUnavailableError, type Router, type RouterEvents } from '../../src/index.js'
 import { pgDriver } from '../../src/pg/index.js'
@@ -88,6 +89,8 @@ describe('consistency (postgres)', () => {
       )
       expect(stale).toBe(0)
       expect(served.replica2 ?? 0).toBeGreaterThan(500)
+      // Every read the primary served was a read-your-writes redirect, counted once.
+      expect(router.stats().clusters[0]?.readYourWritesRedirects).toBe(served.primary ?? 0)
       await expectIdle(router)
     } finally {
       await router.close()
@@ -104,7 +107,31 @@ describe('consistency (postgres)', () => {
       console.log(`[postgres] window mode: ${stale} stale of 1000; served ${JSON.stringify(served)}`)
       expect(stale).toBe(0)
       expect(served.primary).toBe(1000)
-      // Outside the window, the session reads from replicas again.
+      const redirects = () => router.stats().clusters[0]?.readYourWritesRedirects
+      expect(redirects()).toBe(1000) // one per read sent to the primary for read-your-writes
+      // N reads after a write in a session: N redirects, whatever reads them (statements, a
+      // read-only transaction, a connection of router.pool()).
+      await router.session(async () => {
+        await router.query('INSERT INTO ryw (v) VALUES (-2)')
+        for (let i = 0; i < 5; i++) await router.readOnly(() => router.query('SELECT 1'))
+        const tx = await router.transaction(
+          async (t) => {
+            await t.query('SELECT 1')
+            return t.node
+          },
+          { readOnly: true },
+        )
+        expect(tx).toBe('primary')
+        const client = await router.readOnly(() => router.pool<pg.Pool>().connect())
+        try {
+          const { rows } = await client.query<{ port: number }>('SELECT inet_server_port() AS port')
+          expect(who(rows[0]?.port)).toBe('primary')
+        } finally {
+          client.release()
+        }
+      })
+      expect(redirects()).toBe(1007)
+      // Outside the window, the session reads from replicas again: no redirect.
       await router.session(async () => {
         await router.query('INSERT INTO ryw (v) VALUES (-1)')
         await sleep(1100)
@@ -113,6 +140,7 @@ describe('consistency (postgres)', () => {
         )
         expect(who(rows[0]?.port)).toMatch(/^replica/)
       })
+      expect(redirects()).toBe(1007)
     } finally {
       await router.close()
       await cluster.setApplyDelay('replica1', 0)
