@@ -98,19 +98,27 @@ export class ReadPath {
     return undefined
   }
 
-  /** After a failed read: maps the error, or retries once on another node for a connection error. */
+  /**
+   * After a failed read: maps the error, or retries once on another node for a connection error.
+   * A read of a session that wrote (`token`) is retried only where the write is visible: a
+   * replica known to have replayed it, else the primary.
+   */
   async #retryRead(
     cluster: Cluster,
     node: RouterNode,
     err: unknown,
     sql: Statement,
     params: readonly unknown[] | undefined,
+    token?: string,
   ): Promise<QueryResult> {
     const cls = classifyError(this.#driver, err)
     if (!isNodeFailure(cls) || !this.#config.retryReads)
       throw statementFailed(this.#core, cluster, node, err, true)
     statementFailed(this.#core, cluster, node, err, true)
-    const other = node === cluster.primary ? undefined : this.retryTarget(cluster, node)
+    let other: RouterNode | undefined
+    if (node === cluster.primary) other = undefined
+    else if (token === undefined) other = this.retryTarget(cluster, node)
+    else other = this.#caughtUpOther(cluster, node, token)
     if (other === undefined) throw withCallerStack(err)
     this.#core.events.emit('retry', {
       cluster: cluster.name,
@@ -157,7 +165,7 @@ export class ReadPath {
     try {
       return await node.run(sql, params, node === cluster.primary)
     } catch (err) {
-      return this.#retryRead(cluster, node, err, sql, params)
+      return this.#retryRead(cluster, node, err, sql, params, token)
     }
   }
 
@@ -233,6 +241,20 @@ export class ReadPath {
    * The primary for a read of a session that wrote (read-your-writes), counted in
    * `readYourWritesRedirects` once it is known to be usable (else `PrimaryUnavailableError`).
    */
+  /** For a retry of a session's read: another replica that replayed `token`, else the usable primary. */
+  #caughtUpOther(cluster: Cluster, failed: RouterNode, token: string): RouterNode | undefined {
+    if (this.#core.closed) return undefined
+    if (token !== UNKNOWN_POSITION) {
+      for (const n of cluster.candidates)
+        if (n !== failed && n.position !== undefined && this.#driver.positionReached(n.position, token))
+          return n
+    }
+    const p = cluster.primary
+    if (p === undefined || !p.available) return undefined
+    cluster.readYourWritesRedirects++
+    return p
+  }
+
   #rywPrimary(cluster: Cluster): RouterNode {
     const p = requirePrimary(cluster)
     cluster.readYourWritesRedirects++

@@ -17,7 +17,7 @@ export interface NodeStats {
   readonly trusted: boolean
   /** For replicas: whether reads may go to it now (up, trusted, fresh, weight > 0); for the primary: whether it takes writes. */
   readonly usable: boolean
-  /** Why the node is not usable (`down`, `lagging`, `not-replicating`, `role-mismatch`, `drained`, `unknown-role`), if it is not. */
+  /** Why the node is not usable (`down`, `lagging`, `not-replicating`, `role-mismatch`, `drained`, `unknown-role`, `not-probed-yet`), if it is not. */
   readonly unusableReason: string | undefined
   /** Replication lag in ms (replicas; undefined until measured). */
   readonly lagMs: number | undefined
