@@ -124,7 +124,11 @@ describe.each(dialects)('failover ($name)', (d: DialectCase) => {
       await waitFor(() => stateOf(r, 'replica1') === 'down', 5000, 'replica1 down (passive detection)')
       await cluster.restart('replica1')
       const before = load.served.replica1 ?? 0
-      await waitFor(() => stateOf(r, 'replica1') === 'up', 10_000, 'replica1 re-admitted without health checks')
+      await waitFor(
+        () => stateOf(r, 'replica1') === 'up',
+        10_000,
+        'replica1 re-admitted without health checks',
+      )
       await waitFor(() => (load.served.replica1 ?? 0) > before, 5000, 'reads on replica1 again')
       await load.stop()
       expect(load.failures).toEqual([])
