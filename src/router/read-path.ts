@@ -4,6 +4,7 @@ import type { Driver, QueryResult } from './driver.js'
 import type { ResolvedConfig } from './resolved-config.js'
 import {
   acquireConnection,
+  emitRetry,
   type RouterCore,
   readOnlyError,
   requirePrimary,
@@ -77,12 +78,7 @@ export class ReadPath {
           ? this.retryTarget(cluster, node)
           : undefined
       if (other === undefined) throw withCallerStack(err)
-      this.#core.events.emit('retry', {
-        cluster: cluster.name,
-        from: node.name,
-        to: other.name,
-        error: this.#core.monitor.redact(err),
-      })
+      emitRetry(this.#core, cluster, node, other, err)
       const ro2 = readOnlyPoolOnPrimary && other === cluster.primary
       return { node: other, conn: await acquireConnection(this.#core, cluster, other, ro2, true) }
     }
@@ -120,12 +116,7 @@ export class ReadPath {
     else if (token === undefined) other = this.retryTarget(cluster, node)
     else other = this.#caughtUpOther(cluster, node, token)
     if (other === undefined) throw withCallerStack(err)
-    this.#core.events.emit('retry', {
-      cluster: cluster.name,
-      from: node.name,
-      to: other.name,
-      error: this.#core.monitor.redact(err),
-    })
+    emitRetry(this.#core, cluster, node, other, err)
     try {
       return await other.run(sql, params, other === cluster.primary)
     } catch (err2) {
@@ -145,13 +136,11 @@ export class ReadPath {
     params: readonly unknown[] | undefined,
   ): Promise<QueryResult> {
     const c = cluster.candidates
-    const reached = (n: RouterNode) =>
-      n.position !== undefined && this.#driver.positionReached(n.position, token)
     let node: RouterNode | undefined
     if (token !== UNKNOWN_POSITION && c.length > 0) {
       const picked = (c.length === 1 ? c[0] : cluster.balancer.pick(c)) as RouterNode
-      if (reached(picked)) node = picked
-      else node = c.find(reached)
+      if (this.#replayed(picked, token)) node = picked
+      else node = c.find((n) => this.#replayed(n, token))
       if (node === undefined) {
         // Not known from probes yet: ask the replica least behind (the balancer's pick on a tie).
         let best = picked
@@ -227,9 +216,7 @@ export class ReadPath {
       const token = ryw.mode === 'position' ? session.positions.get(cluster.name) : undefined
       if (token !== undefined) {
         if (token === UNKNOWN_POSITION) return this.#rywPrimary(cluster)
-        const caughtUp = c.find(
-          (n) => n.position !== undefined && this.#driver.positionReached(n.position, token),
-        )
+        const caughtUp = c.find((n) => this.#replayed(n, token))
         return caughtUp ?? this.#rywPrimary(cluster)
       }
     }
@@ -237,17 +224,16 @@ export class ReadPath {
     return c.length === 1 ? (c[0] as RouterNode) : (cluster.balancer.pick(c) as RouterNode)
   }
 
-  /**
-   * The primary for a read of a session that wrote (read-your-writes), counted in
-   * `readYourWritesRedirects` once it is known to be usable (else `PrimaryUnavailableError`).
-   */
+  /** Whether a replica's last probed replay position has reached the session's `token`. */
+  #replayed(node: RouterNode, token: string): boolean {
+    return node.position !== undefined && this.#driver.positionReached(node.position, token)
+  }
+
   /** For a retry of a session's read: another replica that replayed `token`, else the usable primary. */
   #caughtUpOther(cluster: Cluster, failed: RouterNode, token: string): RouterNode | undefined {
     if (this.#core.closed) return undefined
     if (token !== UNKNOWN_POSITION) {
-      for (const n of cluster.candidates)
-        if (n !== failed && n.position !== undefined && this.#driver.positionReached(n.position, token))
-          return n
+      for (const n of cluster.candidates) if (n !== failed && this.#replayed(n, token)) return n
     }
     const p = cluster.primary
     if (p === undefined || !p.available) return undefined
@@ -255,6 +241,10 @@ export class ReadPath {
     return p
   }
 
+  /**
+   * The primary for a read of a session that wrote (read-your-writes), counted in
+   * `readYourWritesRedirects` once it is known to be usable (else `PrimaryUnavailableError`).
+   */
   #rywPrimary(cluster: Cluster): RouterNode {
     const p = requirePrimary(cluster)
     cluster.readYourWritesRedirects++

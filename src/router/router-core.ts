@@ -81,6 +81,22 @@ export function statementFailed(
   return withCallerStack(err)
 }
 
+/** Emits the `retry` event: work that failed on `from` with `err` is tried once more on `to`. */
+export function emitRetry(
+  core: RouterCore,
+  cluster: Cluster,
+  from: RouterNode,
+  to: RouterNode,
+  err: unknown,
+): void {
+  core.events.emit('retry', {
+    cluster: cluster.name,
+    from: from.name,
+    to: to.name,
+    error: core.monitor.redact(err),
+  })
+}
+
 /** Checks out a connection of `node` (its read-only pool with `readOnlyPool`), recording a failure as passive health. */
 export async function acquireConnection(
   core: RouterCore,

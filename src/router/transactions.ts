@@ -3,7 +3,7 @@ import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
 import type { Cluster } from './cluster.js'
 import type { IsolationLevel } from './driver.js'
 import type { ReadPath } from './read-path.js'
-import { acquireConnection, type RouterCore, requirePrimary } from './router-core.js'
+import { acquireConnection, emitRetry, type RouterCore, requirePrimary } from './router-core.js'
 import type { RouterNode } from './router-node.js'
 import { type Scope, startedInScope } from './scope.js'
 import { type Transaction, TransactionContext } from './transaction-context.js'
@@ -121,12 +121,7 @@ export class TransactionRunner {
         const next =
           attempt === 0 && ctx.broken ? this.#beginRetryTarget(cluster, target.node, onPrimary) : undefined
         if (next === undefined) throw err
-        core.events.emit('retry', {
-          cluster: cluster.name,
-          from: target.node.name,
-          to: next.name,
-          error: core.monitor.redact(err),
-        })
+        emitRetry(core, cluster, target.node, next, err)
         target = {
           node: next,
           conn: await acquireConnection(core, cluster, next, false, readOnly),

@@ -19,6 +19,7 @@ import {
 import { SeriesMap } from './series-map.js'
 import {
   DURATION_BUCKETS_MS,
+  EVENT_COUNTERS,
   gaugeSamples,
   type Labels,
   METRICS,
@@ -97,16 +98,7 @@ export function instrumentRouter(router: TelemetryRouter, options: InstrumentRou
     advice: { explicitBucketBoundaries: [...DURATION_BUCKETS_MS] },
   })
   const counters = new Map<MetricDef, Counter>()
-  for (const m of [
-    METRICS.fallbacks,
-    METRICS.retries,
-    METRICS.stateChanges,
-    METRICS.lagExclusions,
-    METRICS.roleMismatches,
-    METRICS.topologyChanges,
-    METRICS.primaryChanges,
-    METRICS.errors,
-  ]) {
+  for (const m of EVENT_COUNTERS) {
     counters.set(m, meter.createCounter(name(m), { ...info(m), valueType: ValueType.INT }))
   }
   const gauges = new Map<MetricDef, ObservableGauge>()

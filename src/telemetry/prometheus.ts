@@ -9,6 +9,7 @@ import { familyHeader, isMetricName, type LabelPairs, sampleLine } from './prome
 import { SeriesMap } from './series-map.js'
 import {
   DURATION_BUCKETS_MS,
+  EVENT_COUNTERS,
   gaugeSamples,
   type Labels,
   METRICS,
@@ -115,16 +116,7 @@ export function prometheusMetrics(
     else sample.value++
   })
 
-  const eventFamilies: MetricDef[] = [
-    METRICS.fallbacks,
-    METRICS.retries,
-    METRICS.stateChanges,
-    METRICS.lagExclusions,
-    METRICS.roleMismatches,
-    METRICS.topologyChanges,
-    METRICS.primaryChanges,
-    METRICS.errors,
-  ]
+  const eventFamilies = EVENT_COUNTERS
 
   const collect = (): string => {
     const out: string[] = []

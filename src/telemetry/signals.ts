@@ -113,6 +113,18 @@ export const NODE_STATES: readonly NodeState[] = Object.freeze(['up', 'suspect',
 /** Outcome label of a statement. */
 export const outcomeOf = (ok: boolean): 'ok' | 'error' => (ok ? 'ok' : 'error')
 
+/** The counters `subscribeEventCounters` feeds, one per counted kind of event. */
+export const EVENT_COUNTERS: readonly MetricDef[] = Object.freeze([
+  METRICS.fallbacks,
+  METRICS.retries,
+  METRICS.stateChanges,
+  METRICS.lagExclusions,
+  METRICS.roleMismatches,
+  METRICS.topologyChanges,
+  METRICS.primaryChanges,
+  METRICS.errors,
+])
+
 /**
  * Subscribes to the events that are counted and calls `count` once per event with the metric and
  * its labels. Returns the unsubscribe function.
