@@ -17,6 +17,7 @@ import { gtidFormat, gtidReached } from './gtid.js'
 import { classifyMysqlError } from './mysql2-errors.js'
 import { type CoreConnection, coreOf, type QueryCallback } from './mysql2-internals.js'
 import { type Mysql2Module, Mysql2NodePool, queryTimeoutOf } from './mysql2-node-pool.js'
+import { isTainted } from './mysql2-read-only-session.js'
 import { createMysql2PoolFacade, type RoutedMysql2Pool } from './mysql2-pool-facade.js'
 import { mysqlProbeOps, type ProbeMemo, probeNode } from './mysql2-probe.js'
 import { toQueryResult } from './mysql2-result.js'
@@ -199,6 +200,10 @@ class Mysql2DriverImpl implements Mysql2Driver {
 
   classify(err: unknown): ErrorClass {
     return classifyMysqlError(err)
+  }
+
+  readOnlySessionLost(conn: PoolConnection): boolean {
+    return isTainted(coreOf(conn))
   }
 
   facade(host: FacadeHost<PoolConnection>): RoutedMysql2Pool {

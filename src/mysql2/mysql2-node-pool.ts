@@ -10,6 +10,7 @@ import {
   queueLength,
 } from './mysql2-internals.js'
 import { poolOptions } from './mysql2-options.js'
+import { establishReadOnlySession, isTainted, watchReadOnlyConnection } from './mysql2-read-only-session.js'
 
 /** The `mysql2/promise` module (or a compatible one). */
 export type Mysql2Module = typeof import('mysql2/promise')
@@ -30,16 +31,15 @@ export function queryTimeoutOf(core: CoreConnection): number {
   return queryTimeouts.get(core) ?? 0
 }
 
-const READ_ONLY_SQL = 'SET SESSION TRANSACTION READ ONLY'
-
 /**
  * The DriverPool of one node over a `mysql2/promise` pool (mysql2's own PoolCluster is not used:
  * the router decides health itself). Every connection gets an `error` listener as soon as it is
  * connected (while connecting, mysql2's own connect callback takes its errors), so a server dying
  * never crashes the process; errors of idle connections go to `onError` (errors of checked-out
  * ones reach their caller). A read-only pool runs
- * `SET SESSION TRANSACTION READ ONLY` on each connection before its first use (again after each
- * release when `resetOnRelease` is on, since a reset clears it).
+ * `SET SESSION TRANSACTION READ ONLY` on each connection before its first use and verifies it
+ * (again after each release when `resetOnRelease` is on, since a reset clears it), never allows
+ * multi-statement texts, and closes a connection that ran `CALL`/`DO` instead of pooling it.
  *
  * @example
  * ```ts
@@ -56,11 +56,13 @@ export class Mysql2NodePool implements DriverPool<PoolConnection> {
 
   constructor(lib: Mysql2Module, node: DriverNodeOptions, onError: (err: unknown) => void) {
     this.#node = node
-    const options = poolOptions(node)
+    // A read-only pool never runs multi-statement texts: the server then takes one statement per query.
+    const options = node.readOnly ? { ...poolOptions(node), multipleStatements: false } : poolOptions(node)
     this.#rememberReadOnly = options.resetOnRelease !== true
     this.#pool = lib.createPool(options)
     this.#pool.on('connection', (conn) => {
       const core = conn as unknown as CoreConnection
+      if (node.readOnly) watchReadOnlyConnection(core)
       queryTimeouts.set(core, node.queryTimeoutMs)
       core.on('error', (err: unknown) => {
         if (!this.#busy.has(core)) onError(err)
@@ -74,7 +76,7 @@ export class Mysql2NodePool implements DriverPool<PoolConnection> {
     this.#busy.add(core)
     if (this.#node.readOnly && !this.#readOnlyDone.has(core)) {
       try {
-        await conn.query({ sql: READ_ONLY_SQL, timeout: this.#node.connectTimeoutMs })
+        await establishReadOnlySession(conn, this.#node.name, this.#node.connectTimeoutMs)
       } catch (err) {
         this.release(conn, true)
         throw err
@@ -87,7 +89,7 @@ export class Mysql2NodePool implements DriverPool<PoolConnection> {
   release(conn: PoolConnection, destroy: boolean): void {
     const core = coreOf(conn)
     this.#busy.delete(core)
-    if (!destroy) {
+    if (!destroy && !(this.#node.readOnly && isTainted(core))) {
       conn.release()
       return
     }

@@ -14,6 +14,7 @@ import type { FacadeHost } from '../router/facade-host.js'
 import type { Statement } from '../router/statement.js'
 import { classifyPgError } from './pg-errors.js'
 import { createPgNodePool } from './pg-node-pool.js'
+import type { ReadOnlySessionClient } from './pg-read-only-session.js'
 import { createPgPoolFacade } from './pg-pool-facade.js'
 import { pgProbeOps } from './pg-probe.js'
 import { lsnReached } from './pg-position.js'
@@ -124,6 +125,10 @@ class PgDriver implements Driver<pg.Client> {
 
   classify(err: unknown) {
     return classifyPgError(err)
+  }
+
+  readOnlySessionLost(conn: pg.Client): boolean {
+    return (conn as pg.Client & ReadOnlySessionClient).rmSessionReadOnly !== 'on'
   }
 
   facade(host: FacadeHost<pg.Client>): unknown {

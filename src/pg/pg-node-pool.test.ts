@@ -7,11 +7,16 @@ import { createRouter } from '../router/router.js'
 import { pgDriver } from './pg-driver.js'
 import { clientOptionsOf, createPgNodePool, poolOptionsOf } from './pg-node-pool.js'
 
-/** A `pg.Client` stand-in that records its config and connects at once. */
+/**
+ * A `pg.Client` stand-in that records its config and connects at once, reporting
+ * `default_transaction_read_only` as a PostgreSQL 14+ server does (from its `-c` options).
+ */
 class FakeClient extends EventEmitter {
   readonly config: pg.ClientConfig
   _queryable = false
-  readonly connection = { stream: { destroy: vi.fn(), ref: vi.fn(), unref: vi.fn() } }
+  readonly connection = Object.assign(new EventEmitter(), {
+    stream: { destroy: vi.fn(), ref: vi.fn(), unref: vi.fn() },
+  })
 
   constructor(config: pg.ClientConfig) {
     super()
@@ -20,7 +25,16 @@ class FakeClient extends EventEmitter {
 
   connect(cb: (err: Error | null) => void): void {
     this._queryable = true
+    const all = [...(this.config.options ?? '').matchAll(/default_transaction_read_only=(\w+)/g)]
+    this.connection.emit('parameterStatus', {
+      parameterName: 'default_transaction_read_only',
+      parameterValue: all.at(-1)?.[1] ?? 'off',
+    })
     cb(null)
+  }
+
+  getTransactionStatus(): string {
+    return 'I'
   }
 
   end(): Promise<void> {
@@ -191,6 +205,64 @@ describe('createPgNodePool', () => {
     const config = await clientConfigOf(node({ readOnly: true, pool: { options: '-c search_path=app' } }))
     expect(config.options).toBe('-c search_path=app -c default_transaction_read_only=on')
     expect(config.options?.endsWith('-c default_transaction_read_only=on')).toBe(true)
+  })
+
+  it("merges a URL's ?options= with routemate's setting instead of letting it replace the setting", async () => {
+    const config = await clientConfigOf(
+      node({
+        readOnly: true,
+        url: 'postgres://app:secret@db-1:5432/app?options=-c%20statement_timeout%3D5000',
+      }),
+    )
+    expect(config.options).toBe('-c statement_timeout=5000 -c default_transaction_read_only=on')
+    expect(config.connectionString).not.toContain('options')
+  })
+
+  it("puts routemate's setting last, so a user's default_transaction_read_only=off cannot win", async () => {
+    const config = await clientConfigOf(
+      node({ readOnly: true, pool: { options: '-c default_transaction_read_only=off' } }),
+    )
+    expect(config.options).toBe('-c default_transaction_read_only=off -c default_transaction_read_only=on')
+  })
+
+  it('refuses a read-only connection whose session does not report read-only, and closes it', async () => {
+    class Overridden extends FakeClient {
+      override connect(cb: (err: Error | null) => void): void {
+        this._queryable = true
+        this.connection.emit('parameterStatus', {
+          parameterName: 'default_transaction_read_only',
+          parameterValue: 'off',
+        })
+        cb(null)
+      }
+    }
+    const pool = createPgNodePool(
+      { Client: Overridden } as unknown as typeof pg,
+      node({ readOnly: true }),
+      () => {},
+    )
+    await expect(pool.acquire()).rejects.toThrow(/default_transaction_read_only=off/)
+    expect(pool.counts().total).toBe(0)
+    await pool.end()
+  })
+
+  it('closes a read-only connection on release once its session stopped being read-only or a transaction is open', async () => {
+    const pool = createPgNodePool(fakePg, node({ readOnly: true }), () => {})
+    const a = (await pool.acquire()) as unknown as FakeClient
+    a.connection.emit('parameterStatus', {
+      parameterName: 'default_transaction_read_only',
+      parameterValue: 'off',
+    })
+    pool.release(a as unknown as pg.Client, false)
+    expect(pool.counts().total).toBe(0)
+    const b = (await pool.acquire()) as unknown as FakeClient
+    b.getTransactionStatus = () => 'T'
+    pool.release(b as unknown as pg.Client, false)
+    expect(pool.counts().total).toBe(0)
+    const c = (await pool.acquire()) as unknown as FakeClient
+    pool.release(c as unknown as pg.Client, false)
+    expect(pool.counts()).toMatchObject({ total: 1, idle: 1 })
+    await pool.end()
   })
 
   it("leaves a user's options untouched in a pool that is not read-only", async () => {

@@ -2,6 +2,7 @@ import type pg from 'pg'
 import { ConfigError } from '../errors/config-error.js'
 import { checkBoolean, checkNumber, describe } from '../router/config-checks.js'
 import type { DriverNodeOptions, DriverPool } from '../router/driver.js'
+import { readOnlySessionIntact, trackReadOnlySetting, verifyReadOnlySession } from './pg-read-only-session.js'
 import { destroyClient, type PgClientPoolOptions, PgClientPool, type PooledClient } from './pg-client-pool.js'
 
 /** `pg.Pool` options that mean nothing to a single `pg.Client` (the rest of a node's `pool` options go to each client). */
@@ -61,19 +62,55 @@ export function poolOptionsOf(node: DriverNodeOptions): PgClientPoolOptions {
 function clientClass(lib: typeof pg, node: DriverNodeOptions): new () => pg.Client {
   const base = (typeof node.pool.Client === 'function' ? node.pool.Client : lib.Client) as typeof pg.Client
   const own = clientOptionsOf(node.pool)
-  const userOptions = typeof own.options === 'string' ? own.options : ''
+  let url = node.url
+  let readOnlyOptions: string | undefined
+  if (node.readOnly) {
+    // pg lets a URL's `?options=` replace the config's `options`: take it out of the URL and merge
+    // (URL, then pool options or PGOPTIONS, then routemate's setting last, so it wins).
+    const split = splitUrlOptions(node.url)
+    url = split.url
+    const userOptions = typeof own.options === 'string' ? own.options : (process.env.PGOPTIONS ?? '')
+    readOnlyOptions = [split.options, userOptions, '-c default_transaction_read_only=on']
+      .filter((o) => o !== '')
+      .join(' ')
+  }
   const config: pg.ClientConfig = {
     ...own,
-    connectionString: node.url,
+    connectionString: url,
     connectionTimeoutMillis: node.connectTimeoutMs,
     ...(node.queryTimeoutMs > 0 ? { query_timeout: node.queryTimeoutMs } : {}),
-    ...(node.readOnly ? { options: `${userOptions} -c default_transaction_read_only=on`.trim() } : {}),
+    ...(readOnlyOptions !== undefined ? { options: readOnlyOptions } : {}),
   }
+  const readOnly = node.readOnly
   return class extends base {
     constructor() {
       super(config)
+      if (readOnly) trackReadOnlySetting(this)
     }
   }
+}
+
+/** A URL without its `options` query parameter, and that parameter's value (`''` if none). */
+export function splitUrlOptions(url: string): { url: string; options: string } {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return { url, options: '' } // pg reports the bad URL; a read-only session is verified at connect anyway
+  }
+  const options = parsed.searchParams.get('options')
+  if (options === null) return { url, options: '' }
+  parsed.searchParams.delete('options')
+  return { url: parsed.toString(), options }
+}
+
+/** A read-only pool's `verify`: routemate's read-only session check, then the user's own `verify`. */
+function readOnlyVerify(node: string, user: PgClientPoolOptions['verify']): PgClientPoolOptions['verify'] {
+  return (client, done) =>
+    verifyReadOnlySession(client, node, (err) => {
+      if (err != null || user === undefined) done(err)
+      else user(client, done)
+    })
 }
 
 /**
@@ -85,11 +122,20 @@ export function createPgNodePool(
   node: DriverNodeOptions,
   onError: (err: unknown) => void,
 ): DriverPool<pg.Client> {
-  const pool = new PgClientPool(clientClass(lib, node), poolOptionsOf(node), onError)
+  const options = poolOptionsOf(node)
+  const pool = new PgClientPool(
+    clientClass(lib, node),
+    node.readOnly ? { ...options, verify: readOnlyVerify(node.name, options.verify) } : options,
+    onError,
+  )
   return {
     acquire: () => pool.acquire(),
     acquireCallback: (cb) => pool.acquireCallback(cb),
-    release: (conn, destroy) => pool.release(conn as PooledClient, destroy),
+    // A read-only connection whose session is no longer read-only (or that has a transaction
+    // open) is closed instead of pooled: the next read never runs on a writable session.
+    release: node.readOnly
+      ? (conn, destroy) => pool.release(conn as PooledClient, destroy || !readOnlySessionIntact(conn))
+      : (conn, destroy) => pool.release(conn as PooledClient, destroy),
     destroy: (conn) => destroyClient(conn),
     end: () => pool.end(),
     counts: () => pool.counts(),

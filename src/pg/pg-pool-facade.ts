@@ -16,6 +16,14 @@ function textOfConfig(config: unknown): string {
   return ''
 }
 
+/** Whether a query has parameters (pg then uses the extended protocol: one statement only). */
+function hasValues(config: unknown, values: unknown): boolean {
+  const v =
+    values ??
+    (typeof config === 'object' && config !== null ? (config as { values?: unknown }).values : undefined)
+  return Array.isArray(v) && v.length > 0
+}
+
 /** Replaces the text of a query (string or config object) without mutating the caller's object. */
 function withText(config: unknown, text: string): unknown {
   if (typeof config === 'string') return text
@@ -39,7 +47,7 @@ function wrapClient(sc: ScopedConnection<pg.Client>): pg.PoolClient {
     const text = textOfConfig(config)
     let sent: unknown
     try {
-      sc.check(text)
+      sc.check(text, hasValues(config, values))
       const translated = sc.translate(text)
       sent = translated === text ? config : withText(config, translated)
     } catch (err) {

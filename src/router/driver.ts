@@ -154,6 +154,12 @@ export interface Driver<Conn = unknown> {
   beginSql(options: BeginOptions): string | readonly string[]
   /** SQL for savepoints: create, release, roll back to. */
   savepointSql(name: string, op: 'create' | 'release' | 'rollback'): string
+  /**
+   * Optional: whether a connection of a read-only pool may have stopped being read-only since it
+   * was connected (a routine or function changed its session). The pool facade then refuses
+   * further statements on it; the driver's pool closes it on release.
+   */
+  readOnlySessionLost?(conn: Conn): boolean
   /** Classifies an error thrown by this driver. */
   classify(err: unknown): ErrorClass
   /** Builds the driver's native-looking pool facade (`router.pool()`), e.g. a `pg.Pool` look-alike. */

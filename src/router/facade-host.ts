@@ -10,7 +10,7 @@ import {
   statementFailed,
 } from './router-core.js'
 import { type ScopedConnectionDeps, scopedConnection } from './scoped-connection.js'
-import { isEvidentWrite } from './sql-guard.js'
+import { readOnlyViolation } from './read-only-guard.js'
 import type { Statement } from './statement.js'
 
 /**
@@ -26,8 +26,12 @@ export interface ScopedConnection<Conn = unknown> {
   readonly readOnly: boolean
   /** It is a transaction's connection: `release` leaves it to the transaction. */
   readonly pinned: boolean
-  /** Throws `ReadOnlyViolationError` for an evident write on a read-only connection. */
-  check(text: string): void
+  /**
+   * Throws `ReadOnlyViolationError` on a read-only connection for a statement a read may not run
+   * (a write, session or transaction control; with `oneStatement: false` — the driver would run
+   * every statement of the text — also a text of several statements).
+   */
+  check(text: string, oneStatement?: boolean): void
   /**
    * Maps transaction control on a transaction's connection: BEGIN/START TRANSACTION become a
    * savepoint, COMMIT/END release it, ROLLBACK rolls back to it — so a library's own transaction
@@ -67,8 +71,10 @@ export function routerFacadeHost(
   // What the scoped connections use of the router (made once, not per checkout).
   const deps: ScopedConnectionDeps = {
     driver: core.driver,
-    check: (text, node, readOnly) => {
-      if (readOnly && isEvidentWrite(text)) throw readOnlyError(node.name)
+    check: (text, node, readOnly, where, oneStatement) => {
+      if (!readOnly) return
+      const refused = readOnlyViolation(text, where, oneStatement, core.driver.dialect === 'postgres')
+      if (refused !== undefined) throw readOnlyError(node.name, undefined, refused)
     },
     failed: (c, n, err, read) => statementFailed(core, c, n, err, read),
   }
@@ -115,6 +121,6 @@ async function connect(
       undefined,
     )
   }
-  const { node, conn } = await reads.readConnection(cluster, scope, true)
+  const { node, conn } = await reads.readConnection(cluster, scope)
   return scopedConnection(deps, cluster, node, conn, true, undefined)
 }

@@ -12,8 +12,15 @@ import {
 } from './router-core.js'
 import type { RouterNode } from './router-node.js'
 import type { Scope } from './scope.js'
-import { isEvidentWrite } from './sql-guard.js'
-import { classifyError, isNodeFailure, type Statement, textOf, withCallerStack } from './statement.js'
+import { readOnlyViolation } from './read-only-guard.js'
+import {
+  classifyError,
+  isNodeFailure,
+  runsOneStatement,
+  type Statement,
+  textOf,
+  withCallerStack,
+} from './statement.js'
 import { UNKNOWN_POSITION } from './write-path.js'
 
 /**
@@ -46,7 +53,9 @@ export class ReadPath {
     sql: Statement,
     params: readonly unknown[] | undefined,
   ): Promise<QueryResult> {
-    if (isEvidentWrite(textOf(sql))) return Promise.reject(readOnlyError(cluster.name))
+    const pg = this.#driver.dialect === 'postgres'
+    const refused = readOnlyViolation(textOf(sql), 'read', runsOneStatement(this.#driver, sql, params), pg)
+    if (refused !== undefined) return Promise.reject(readOnlyError(cluster.name, undefined, refused))
     const token = scope.session?.positions.get(cluster.name)
     if (token !== undefined) return this.#readAtPosition(cluster, token, sql, params)
     let node: RouterNode
@@ -56,20 +65,21 @@ export class ReadPath {
       return Promise.reject(err)
     }
     return node
-      .run(sql, params, node === cluster.primary)
+      .run(sql, params, true)
       .then(undefined, (err: unknown) => this.#retryRead(cluster, node, err, sql, params))
   }
 
-  /** A connection for reads: a balanced replica (one retry elsewhere if checkout fails) or the primary. */
+  /**
+   * A connection for reads from the node's read-only pool: a balanced replica (one retry elsewhere
+   * if checkout fails) or the primary.
+   */
   async readConnection(
     cluster: Cluster,
     scope: Scope | undefined,
-    readOnlyPoolOnPrimary: boolean,
   ): Promise<{ node: RouterNode; conn: unknown }> {
     const node = this.#pickRead(cluster, scope)
-    const ro = readOnlyPoolOnPrimary && node === cluster.primary
     try {
-      return { node, conn: await node.acquire(ro) }
+      return { node, conn: await node.acquire(true) }
     } catch (err) {
       const cls = classifyError(this.#driver, err)
       statementFailed(this.#core, cluster, node, err, true)
@@ -79,8 +89,7 @@ export class ReadPath {
           : undefined
       if (other === undefined) throw withCallerStack(err)
       emitRetry(this.#core, cluster, node, other, err)
-      const ro2 = readOnlyPoolOnPrimary && other === cluster.primary
-      return { node: other, conn: await acquireConnection(this.#core, cluster, other, ro2, true) }
+      return { node: other, conn: await acquireConnection(this.#core, cluster, other, true, true) }
     }
   }
 
@@ -118,7 +127,7 @@ export class ReadPath {
     if (other === undefined) throw withCallerStack(err)
     emitRetry(this.#core, cluster, node, other, err)
     try {
-      return await other.run(sql, params, other === cluster.primary)
+      return await other.run(sql, params, true)
     } catch (err2) {
       throw statementFailed(this.#core, cluster, other, err2, true)
     }
@@ -152,7 +161,7 @@ export class ReadPath {
     }
     if (node === undefined) node = this.#rywPrimary(cluster)
     try {
-      return await node.run(sql, params, node === cluster.primary)
+      return await node.run(sql, params, true)
     } catch (err) {
       return this.#retryRead(cluster, node, err, sql, params, token)
     }
@@ -170,7 +179,7 @@ export class ReadPath {
     const maxWaitMs = ryw.mode === 'position' ? ryw.maxWaitMs : 0
     let conn: unknown
     try {
-      conn = await node.acquire()
+      conn = await node.acquire(true)
     } catch (err) {
       statementFailed(this.#core, cluster, node, err, true)
       return undefined

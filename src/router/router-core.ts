@@ -40,11 +40,13 @@ export interface RouterCore {
  * The `ReadOnlyViolationError` of a write in a read-only scope: caught before sending it (no
  * `cause`), or rejected by the node `node` (the driver's error as `cause`).
  */
-export function readOnlyError(node: string, cause?: unknown): ReadOnlyViolationError {
+export function readOnlyError(
+  node: string,
+  cause?: unknown,
+  reason = 'write statement',
+): ReadOnlyViolationError {
   return cause === undefined
-    ? new ReadOnlyViolationError(
-        `write statement rejected in a read-only scope (before sending it to "${node}")`,
-      )
+    ? new ReadOnlyViolationError(`${reason} rejected in a read-only scope (before sending it to "${node}")`)
     : new ReadOnlyViolationError(`write statement rejected by "${node}" in a read-only scope`, { cause })
 }
 

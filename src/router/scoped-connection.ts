@@ -1,5 +1,7 @@
+import { ReadOnlyViolationError } from '../errors/read-only-violation-error.js'
 import type { Cluster } from './cluster.js'
 import type { Driver } from './driver.js'
+import type { ReadContext } from './read-only-guard.js'
 import type { ScopedConnection } from './facade-host.js'
 import type { RouterNode } from './router-node.js'
 import { leadingKeyword } from './sql-guard.js'
@@ -8,8 +10,12 @@ import type { TransactionContext } from './transaction-context.js'
 /** What a scoped connection needs from the router. */
 export interface ScopedConnectionDeps {
   readonly driver: Driver
-  /** Throws `ReadOnlyViolationError` for an evident write when `readOnly`. */
-  check(text: string, node: RouterNode, readOnly: boolean): void
+  /**
+   * Throws `ReadOnlyViolationError` when `readOnly` and the statement may not run in that read
+   * context (`connection`: an ORM's own read-only transactions allowed; `transaction`: inside
+   * routemate's read-only transaction).
+   */
+  check(text: string, node: RouterNode, readOnly: boolean, where: ReadContext, oneStatement: boolean): void
   /** Records and maps an error raised on a pooled (not transaction) connection. */
   failed(cluster: Cluster, node: RouterNode, err: unknown, read: boolean): unknown
 }
@@ -31,15 +37,46 @@ export function scopedConnection(
   tx: TransactionContext | undefined,
 ): ScopedConnection {
   let released = false
+  /** A read-only connection on which the caller opened a transaction it has not ended yet. */
+  let openTx = false
   const savepoints: string[] = []
   return {
     conn,
     node: node.name,
     readOnly,
     pinned: tx !== undefined,
-    check: (text) => deps.check(text, node, readOnly),
+    check: (text, oneStatement = true) => {
+      if (!readOnly) return
+      if (deps.driver.readOnlySessionLost?.(conn) === true) {
+        openTx = true // never pooled again
+        throw new ReadOnlyViolationError(
+          `the read-only session of this connection to "${node.name}" was changed (by a function or routine); it runs nothing more`,
+        )
+      }
+      if (tx === undefined) return deps.check(text, node, true, 'connection', oneStatement)
+      // On a read-only transaction's connection, BEGIN and a COMMIT/ROLLBACK that matches it become
+      // savepoints (see translate); anything else follows the transaction's own rules, so a
+      // COMMIT that would end routemate's transaction is refused.
+      const kw = leadingKeyword(text)
+      if (kw === 'BEGIN' || (kw === 'START' && START_TRANSACTION.test(text))) return
+      if ((kw === 'COMMIT' || kw === 'END' || kw === 'ROLLBACK') && savepoints.length > 0) return
+      deps.check(text, node, true, 'transaction', oneStatement)
+    },
     translate: (text) => {
-      if (tx === undefined) return text
+      if (tx === undefined) {
+        if (readOnly) {
+          const kw = leadingKeyword(text)
+          if (kw === 'BEGIN' || (kw === 'START' && START_TRANSACTION.test(text))) openTx = true
+          else if (
+            kw === 'COMMIT' ||
+            kw === 'END' ||
+            kw === 'ABORT' ||
+            (kw === 'ROLLBACK' && !ROLLBACK_TO.test(text))
+          )
+            openTx = false
+        }
+        return text
+      }
       const kw = leadingKeyword(text)
       if (kw === 'BEGIN' || (kw === 'START' && START_TRANSACTION.test(text))) {
         const name = `routemate_sp_${++tx.savepoints}`
@@ -60,7 +97,8 @@ export function scopedConnection(
     release: (destroy) => {
       if (released || tx !== undefined) return
       released = true
-      node.release(conn, destroy)
+      // A transaction left open on a read-only connection is never pooled (the next user would run in it).
+      node.release(conn, destroy || openTx)
     },
   }
 }

@@ -47,8 +47,14 @@ export function leadingKeyword(sql: string): string {
   return sql.slice(i, j).toUpperCase()
 }
 
+/** Whether the block comment at `i` is a MySQL/MariaDB executable comment (`/*!`, `/*M!`). */
+function isExecutableComment(sql: string, i: number): boolean {
+  const c = sql.charCodeAt(i + 2)
+  return c === 33 /* ! */ || ((c === 77 || c === 109) /* M */ && sql.charCodeAt(i + 3) === 33)
+}
+
 /** Index of the first keyword character, after whitespace, comments and opening parentheses. */
-function keywordStart(sql: string): number {
+export function keywordStart(sql: string): number {
   const n = sql.length
   let i = 0
   while (i < n) {
@@ -60,6 +66,12 @@ function keywordStart(sql: string): number {
     } else if (c === 35 /* # */) {
       while (i < n && sql.charCodeAt(i) !== 10) i++
     } else if (c === 47 /* / */ && sql.charCodeAt(i + 1) === 42 /* * */) {
+      if (isExecutableComment(sql, i)) {
+        // MySQL/MariaDB run the text of `/*! ... */` and `/*M! ... */`: it is code, not a comment.
+        i += sql.charCodeAt(i + 2) === 33 ? 3 : 4
+        while (i < n && sql.charCodeAt(i) >= 48 && sql.charCodeAt(i) <= 57) i++
+        continue
+      }
       let depth = 1
       i += 2
       while (i < n && depth > 0) {
@@ -117,5 +129,37 @@ export function isEvidentWrite(sql: string): boolean {
   const candidates = VERBS_BY_SHAPE[(j - i) * 32 + (sql.charCodeAt(i) & 31)]
   if (candidates === undefined) return false
   for (let k = 0; k < candidates.length; k++) if (matchesAt(sql, i, candidates[k] as string)) return true
+  return false
+}
+
+/**
+ * Whether `sql` holds more than one statement: a `;` followed by anything but whitespace, `;` and
+ * comments. Conservative by design: a `;` inside a string literal counts too (pass values as
+ * parameters instead), so a second statement is never missed. PostgreSQL's simple query protocol
+ * (a statement without parameters) runs every statement of such a text; routemate refuses it in
+ * read contexts.
+ *
+ * @example
+ * ```ts
+ * hasSecondStatement('SELECT 1;')             // false
+ * hasSecondStatement('SELECT 1; COMMIT')      // true
+ * hasSecondStatement("SELECT 'a;b'")          // true (conservative)
+ * ```
+ */
+export function hasSecondStatement(sql: string): boolean {
+  let i = sql.indexOf(';')
+  if (i < 0) return false
+  const n = sql.length
+  while (i < n) {
+    const c = sql.charCodeAt(i)
+    if (c === 59 /* ; */ || c === 32 || c === 9 || c === 10 || c === 13 || c === 12) i++
+    else if (c === 45 /* - */ && sql.charCodeAt(i + 1) === 45) {
+      while (i < n && sql.charCodeAt(i) !== 10) i++
+    } else if (c === 47 /* / */ && sql.charCodeAt(i + 1) === 42 && !isExecutableComment(sql, i)) {
+      const end = sql.indexOf('*/', i + 2)
+      if (end < 0) return true // unterminated: do not guess
+      i = end + 2
+    } else return true
+  }
   return false
 }

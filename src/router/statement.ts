@@ -13,6 +13,22 @@ export function textOf(stmt: Statement): string {
   return typeof t === 'string' ? t : ''
 }
 
+/**
+ * Whether the driver runs `stmt` as exactly one statement: always on MySQL/MariaDB read pools
+ * (multi-statement texts are off there), and on PostgreSQL when it has parameters (the extended
+ * protocol takes one statement); a PostgreSQL text without parameters may hold several.
+ */
+export function runsOneStatement(
+  driver: Driver,
+  stmt: Statement,
+  params: readonly unknown[] | undefined,
+): boolean {
+  if (driver.dialect !== 'postgres' || (params !== undefined && params.length > 0)) return true
+  if (typeof stmt === 'string') return false
+  const values = stmt.values
+  return Array.isArray(values) && values.length > 0
+}
+
 /** Classifies an error, treating work aborted by the router (node marked down) as a connection error. */
 export function classifyError(driver: Driver, err: unknown): ErrorClass {
   if (err instanceof NodeAbortError) return 'connection'

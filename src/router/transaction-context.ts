@@ -3,8 +3,15 @@ import type { HealthMonitor } from '../health/health-monitor.js'
 import type { Cluster } from './cluster.js'
 import type { Driver, QueryResult } from './driver.js'
 import type { RouterNode } from './router-node.js'
-import { isEvidentWrite } from './sql-guard.js'
-import { classifyError, isNodeFailure, type Statement, textOf, withCallerStack } from './statement.js'
+import { readOnlyViolation } from './read-only-guard.js'
+import {
+  classifyError,
+  isNodeFailure,
+  runsOneStatement,
+  type Statement,
+  textOf,
+  withCallerStack,
+} from './statement.js'
 
 /**
  * The handle a `router.transaction` callback receives: every statement runs on the transaction's
@@ -63,9 +70,12 @@ export class TransactionContext<Conn = unknown> implements Transaction {
     sql: Statement,
     params?: readonly unknown[],
   ): Promise<QueryResult<Row>> {
-    if (this.readOnly && isEvidentWrite(textOf(sql))) {
+    const refused = this.readOnly
+      ? readOnlyViolation(textOf(sql), 'transaction', runsOneStatement(this.#driver as Driver, sql, params))
+      : undefined
+    if (refused !== undefined) {
       throw new ReadOnlyViolationError(
-        `write statement rejected in a read-only transaction on "${this.routerNode.name}"`,
+        `${refused} rejected in a read-only transaction on "${this.routerNode.name}"`,
       )
     }
     return (await this.exec(sql, params)) as QueryResult<Row>

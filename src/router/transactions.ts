@@ -70,17 +70,21 @@ export class TransactionRunner {
     }
   }
 
-  /** Checks out the connection of a new transaction: the primary, or one replica for a read-only one. */
+  /**
+   * Checks out the connection of a new transaction: the primary, or one replica for a read-only one;
+   * a read-only transaction always takes a node's read-only pool (its sessions refuse writes).
+   */
   async #txConnection(
     cluster: Cluster,
     scope: Scope | undefined,
     onReplica: boolean,
+    readOnly: boolean,
   ): Promise<{ node: RouterNode; conn: unknown }> {
     if (!onReplica) {
       const node = requirePrimary(cluster)
-      return { node, conn: await acquireConnection(this.#core, cluster, node, false, false) }
+      return { node, conn: await acquireConnection(this.#core, cluster, node, readOnly, readOnly) }
     }
-    return this.#reads.readConnection(cluster, scope, false)
+    return this.#reads.readConnection(cluster, scope)
   }
 
   /**
@@ -99,7 +103,7 @@ export class TransactionRunner {
     const core = this.#core
     const onReplica = readOnly && scope?.mode !== 'primary'
     const begin = core.driver.beginSql({ readOnly, isolation })
-    let target = await this.#txConnection(cluster, scope, onReplica)
+    let target = await this.#txConnection(cluster, scope, onReplica, readOnly)
     // A read-only transaction lands on the primary for read-your-writes or a fallback: a retry
     // stays there (another replica might not have the session's writes).
     const onPrimary = !onReplica || target.node === cluster.primary
@@ -124,7 +128,7 @@ export class TransactionRunner {
         emitRetry(core, cluster, target.node, next, err)
         target = {
           node: next,
-          conn: await acquireConnection(core, cluster, next, false, readOnly),
+          conn: await acquireConnection(core, cluster, next, readOnly, readOnly),
         }
       }
     }

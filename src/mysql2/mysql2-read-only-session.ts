@@ -1,0 +1,67 @@
+import type { PoolConnection } from 'mysql2/promise'
+import { ReadOnlyViolationError } from '../errors/read-only-violation-error.js'
+import { leadingKeyword } from '../router/sql-guard.js'
+import type { CoreConnection } from './mysql2-internals.js'
+
+/** Makes every transaction of the session read-only (MySQL and MariaDB). */
+export const READ_ONLY_SQL = 'SET SESSION TRANSACTION READ ONLY'
+/** Reads the session's access mode back: `tx_read_only` (MariaDB, MySQL 5.7) and/or `transaction_read_only` (MySQL 5.7.20+, MariaDB 11.1+). */
+const VERIFY_SQL = "SHOW SESSION VARIABLES WHERE Variable_name IN ('tx_read_only', 'transaction_read_only')"
+
+/**
+ * Sets a read-only pool's connection to a read-only session and verifies it took: the server then
+ * refuses every write of the session itself — also one made by a privileged `SQL SECURITY DEFINER`
+ * routine, which `read_only` on a replica does not stop. Throws `ReadOnlyViolationError` if the
+ * session does not report read-only afterwards.
+ */
+export async function establishReadOnlySession(
+  conn: PoolConnection,
+  node: string,
+  timeoutMs: number,
+): Promise<void> {
+  await conn.query({ sql: READ_ONLY_SQL, timeout: timeoutMs })
+  const [rows] = await conn.query({ sql: VERIFY_SQL, timeout: timeoutMs, rowsAsArray: false })
+  const list = Array.isArray(rows) ? (rows as Array<{ Variable_name?: unknown; Value?: unknown }>) : []
+  const ok = list.length > 0 && list.every((r) => /^(on|1)$/i.test(String(r.Value)))
+  if (!ok) {
+    throw new ReadOnlyViolationError(
+      `node "${node}": a read-only connection does not report a read-only session after "${READ_ONLY_SQL}"; it is not used`,
+    )
+  }
+}
+
+/**
+ * Read-only connections that ran a statement which can change session state from inside the
+ * server (`CALL` of a procedure, `DO` of a function): such a routine may have switched the session
+ * to read-write or left a transaction open, so the connection is closed instead of pooled.
+ */
+const tainted = new WeakSet<object>()
+
+/** Whether a statement's text runs a routine that may change session state (`CALL`, `DO`). */
+function runsRoutine(arg: unknown): boolean {
+  const sql = typeof arg === 'string' ? arg : (arg as { sql?: unknown } | null)?.sql
+  if (typeof sql !== 'string') return false
+  const kw = leadingKeyword(sql)
+  return kw === 'CALL' || kw === 'DO'
+}
+
+/**
+ * Watches the statements of a read-only pool's connection (every path — the router, the pool
+ * facade, prepared statements — goes through the core connection's `query`/`execute`).
+ */
+export function watchReadOnlyConnection(core: CoreConnection): void {
+  const c = core as unknown as Record<'query' | 'execute', (...args: unknown[]) => unknown>
+  for (const method of ['query', 'execute'] as const) {
+    const original = c[method]
+    if (typeof original !== 'function') continue
+    c[method] = function (this: unknown, ...args: unknown[]) {
+      if (runsRoutine(args[0])) tainted.add(core)
+      return original.apply(this, args)
+    }
+  }
+}
+
+/** Whether a read-only connection ran a routine since it was connected (see {@link watchReadOnlyConnection}). */
+export function isTainted(core: CoreConnection): boolean {
+  return tainted.has(core)
+}
