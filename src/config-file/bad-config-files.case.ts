@@ -44,6 +44,20 @@ export const BAD_FILES: readonly BadFile[] = [
       'routemate.config.yaml:5:5 replicas[0].wieght: unknown option "wieght" (did you mean "weight"?); expected one of: name, url, weight, pool, queryTimeoutMs, connectTimeoutMs',
   },
   {
+    title: 'a misspelled pg pool option, with did-you-mean',
+    name: 'routemate.config.yaml',
+    text: `driver: pg\nprimary: ${PG}\nreplicas:\n  - url: ${PG2}\n    pool:\n      idleTimeoutMilis: 1000\n`,
+    message:
+      'routemate.config.yaml:6:7 replicas[0].pool.idleTimeoutMilis: unknown option "idleTimeoutMilis" (did you mean "idleTimeoutMillis"?); expected a pg.Pool option (Client, allowExitOnIdle, connectionTimeoutMillis, idleTimeoutMillis, log, max, maxLifetimeSeconds, maxUses, maxWaiting, min, onConnect, Promise, verify) or a pg.Client option (application_name, binary, client_encoding, enableChannelBinding, fallback_application_name, idle_in_transaction_session_timeout, keepAlive, keepAliveInitialDelayMillis, lock_timeout, options, password, pipeline, query_timeout, replication, scramMaxIterations, ssl, sslnegotiation, statement_timeout, stream, types); an option of a newer pg can be allowed with pgDriver({ extraPoolOptions: ["idleTimeoutMilis"] })',
+  },
+  {
+    title: 'an unquoted numeric password in pool options',
+    name: 'routemate.config.yaml',
+    text: `driver: pg\nprimary: postgres://app@db1:5432/app\npool:\n  password: 123456\n`,
+    message:
+      'routemate.config.yaml:4:13 pool.password: expected a string (quote it in a YAML or JSON file) or a function returning one, got a number',
+  },
+  {
     title: 'a missing environment variable in a URL',
     name: 'routemate.config.yaml',
     text: 'driver: pg\nprimary:\n  name: main\n  url: postgres://app:${DB_PASSWORD}@db1:5432/app\n',

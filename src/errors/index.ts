@@ -1,6 +1,11 @@
 export { ConfigError } from './config-error.js'
 export { CrossShardError } from './cross-shard-error.js'
 export { NoHealthyReplicaError } from './no-healthy-replica-error.js'
+export {
+  PoolExhaustedError,
+  type PoolExhaustedInit,
+  type PoolExhaustedReason,
+} from './pool-exhausted-error.js'
 export { PrimaryUnavailableError } from './primary-unavailable-error.js'
 export { ReadOnlyViolationError } from './read-only-violation-error.js'
 export { RoutemateError } from './routemate-error.js'

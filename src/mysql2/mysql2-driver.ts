@@ -10,7 +10,9 @@ import type {
   ProbeResult,
   QueryResult,
 } from '../router/driver.js'
+import { ConfigError } from '../errors/config-error.js'
 import { KeptConnectionProber } from '../health/kept-connection-prober.js'
+import { keyPath } from '../router/config-checks.js'
 import type { FacadeHost } from '../router/facade-host.js'
 import type { Statement } from '../router/statement.js'
 import { gtidFormat, gtidReached } from './gtid.js'
@@ -19,6 +21,7 @@ import { type CoreConnection, coreOf, type QueryCallback } from './mysql2-intern
 import { type Mysql2Module, Mysql2NodePool, queryTimeoutOf } from './mysql2-node-pool.js'
 import { isTainted } from './mysql2-read-only-session.js'
 import { createMysql2PoolFacade, type RoutedMysql2Pool } from './mysql2-pool-facade.js'
+import { checkMysql2PoolOptions, knownMysql2PoolOptions } from './mysql2-pool-options.js'
 import { mysqlProbeOps, type ProbeMemo, probeNode } from './mysql2-probe.js'
 import { toQueryResult } from './mysql2-result.js'
 import { isPrepared, queryOptions } from './mysql2-statement.js'
@@ -28,6 +31,12 @@ import { beginStatements, savepointSql } from './mysql2-transaction-sql.js'
 export interface Mysql2DriverOptions {
   /** The `mysql2/promise` module to use (e.g. to share one with your ORM). Default: the one routemate resolves. */
   mysql2?: Mysql2Module
+  /**
+   * Extra option names a node's `pool` may use, passed to mysql2's `createPool` as they are: an
+   * escape hatch for an option of a mysql2 newer than routemate knows. Any other unknown `pool`
+   * key is a `ConfigError` (with a "did you mean"). Default: none.
+   */
+  extraPoolOptions?: readonly string[]
 }
 
 /** The mysql2 driver: a routemate {@link Driver} plus the multi-statement BEGIN the contract will adopt. */
@@ -82,12 +91,22 @@ class Mysql2DriverImpl implements Mysql2Driver {
   readonly name = 'mysql2'
   readonly #lib: Mysql2Module
   readonly #probeMemo: ProbeMemo = new Map()
+  readonly #known: ReadonlySet<string>
 
   constructor(options: Mysql2DriverOptions) {
     this.#lib = options.mysql2 ?? mysql2
+    const extra = options.extraPoolOptions ?? []
+    if (!Array.isArray(extra) || !extra.every((k) => typeof k === 'string'))
+      throw new ConfigError('extraPoolOptions', 'expected an array of option names')
+    this.#known = knownMysql2PoolOptions(extra)
+  }
+
+  checkPoolOptions(pool: Readonly<Record<string, unknown>>, path: string): void {
+    checkMysql2PoolOptions(pool, (key) => keyPath(path, key), this.#known)
   }
 
   createPool(node: DriverNodeOptions, onError: (err: unknown) => void = noop): DriverPool<PoolConnection> {
+    checkMysql2PoolOptions(node.pool, (key) => `pool.${key} (node "${node.name}")`, this.#known)
     return new Mysql2NodePool(this.#lib, node, onError)
   }
 
@@ -222,7 +241,13 @@ class Mysql2DriverImpl implements Mysql2Driver {
  *   parameters set mysql2 options by their mysql2 names (`charset`, `timezone`, `ssl=true`,
  *   `connectionLimit`...; an unknown one throws a `ConfigError` naming the node). Then
  *   `connectTimeout` comes from `connectTimeoutMs`, and each node's `pool` options go to mysql2's
- *   `createPool` last (default `connectionLimit` 10).
+ *   `createPool` last (default `connectionLimit` 10). Unknown `pool` keys are a `ConfigError`
+ *   with a "did you mean" (mysql2 itself would only warn on the console).
+ * - Checkout: mysql2's pool has no checkout timeout; a checkout of a full pool waits until a
+ *   connection is released (or the node is marked down). Its `queueLimit` bounds the waiting
+ *   checkouts and `waitForConnections: false` fails them at once: either rejects with a
+ *   `PoolExhaustedError` (`reason` `queue-full`, mysql2's error as `cause`), which does not count
+ *   against the node's health and is not retried on another node.
  * - Results: a SELECT gives `{ rows, rowCount: rows.length, fields }`; a write gives `{ rows: [],
  *   rowCount: affectedRows, insertId, affectedRows, changedRows, info, warningStatus }`; several
  *   result sets give `{ rows: results, rowCount: null, fields }`. Statements run with `query`

@@ -1,4 +1,5 @@
 import type { Pool, PoolConnection } from 'mysql2/promise'
+import { PoolExhaustedError } from '../errors/pool-exhausted-error.js'
 import type { DriverNodeOptions, DriverPool } from '../router/driver.js'
 import {
   type CoreConnection,
@@ -53,11 +54,18 @@ export class Mysql2NodePool implements DriverPool<PoolConnection> {
   readonly #rememberReadOnly: boolean
   readonly #readOnlyDone = new WeakSet<object>()
   readonly #busy = new WeakSet<object>()
+  /** `connectionLimit` and `queueLimit` as mysql2 reads them, for a {@link PoolExhaustedError}. */
+  readonly #limits: { readonly max: number; readonly queue: number; readonly wait: boolean }
 
   constructor(lib: Mysql2Module, node: DriverNodeOptions, onError: (err: unknown) => void) {
     this.#node = node
     // A read-only pool never runs multi-statement texts: the server then takes one statement per query.
     const options = node.readOnly ? { ...poolOptions(node), multipleStatements: false } : poolOptions(node)
+    this.#limits = {
+      max: Number.isNaN(Number(options.connectionLimit ?? 10)) ? 10 : Number(options.connectionLimit ?? 10),
+      queue: Number.isNaN(Number(options.queueLimit ?? 0)) ? 0 : Number(options.queueLimit ?? 0),
+      wait: options.waitForConnections === undefined ? true : Boolean(options.waitForConnections),
+    }
     this.#rememberReadOnly = options.resetOnRelease !== true
     this.#pool = lib.createPool(options)
     this.#pool.on('connection', (conn) => {
@@ -71,7 +79,7 @@ export class Mysql2NodePool implements DriverPool<PoolConnection> {
   }
 
   async acquire(): Promise<PoolConnection> {
-    const conn = await this.#pool.getConnection()
+    const conn = await this.#checkout()
     const core = coreOf(conn)
     this.#busy.add(core)
     if (this.#node.readOnly && !this.#readOnlyDone.has(core)) {
@@ -116,6 +124,28 @@ export class Mysql2NodePool implements DriverPool<PoolConnection> {
     await Promise.race([this.#pool.end().catch(() => {}), bounded])
     clearTimeout(timer)
     for (const core of connections) destroySocketLater(core, graceMs)
+  }
+
+  /**
+   * mysql2's `getConnection()`, its refusals of a full pool (`Queue limit reached.` past
+   * `queueLimit`, `No connections available.` with `waitForConnections: false`) turned into a
+   * {@link PoolExhaustedError} that keeps mysql2's error as `cause`.
+   */
+  #checkout(): Promise<PoolConnection> {
+    return this.#pool.getConnection().catch((err: unknown) => {
+      const message = (err as { message?: unknown } | null)?.message
+      if (message !== 'Queue limit reached.' && message !== 'No connections available.') throw err
+      const limits = this.#limits
+      throw new PoolExhaustedError({
+        node: this.#node.name,
+        reason: 'queue-full',
+        waitedMs: 0,
+        max: limits.max,
+        waiting: this.counts().waiting,
+        limit: limits.wait ? limits.queue : 0,
+        cause: err,
+      })
+    })
   }
 
   counts(): { total: number; idle: number; waiting: number } {

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { PoolExhaustedError } from '../errors/pool-exhausted-error.js'
 import { MAX_TIMER_MS } from '../router/config-checks.js'
 import { PgClientPool, type PgClientPoolOptions, type PooledClient } from './pg-client-pool.js'
 
@@ -22,6 +23,7 @@ class FakeClient extends EventEmitter {
   readonly id: number
   _queryable = false
   _ending = false
+  password: unknown = undefined
   endCalls = 0
   readonly connection = { stream: { destroy: vi.fn(), ref: vi.fn(), unref: vi.fn() } }
   readonly #control: Control
@@ -114,6 +116,7 @@ function makePool(options: Partial<PgClientPoolOptions> = {}, mode: ConnectMode 
     Client as unknown as new () => pg.Client,
     { ...defaults, ...options },
     (err) => errors.push(err),
+    'replica1',
   )
   return { pool, created, control, errors }
 }
@@ -435,7 +438,10 @@ describe('PgClientPool connect failures', () => {
 
 /** Fake `setTimeout` and `Date` only: microtasks and `setImmediate` stay real. */
 function fakeClock(): void {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: new Date('2030-01-01T00:00:00Z') })
+  vi.useFakeTimers({
+    toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'],
+    now: new Date('2030-01-01T00:00:00Z'),
+  })
 }
 
 describe('PgClientPool maxUses and maxLifetimeSeconds', () => {
@@ -851,6 +857,299 @@ describe('PgClientPool end()', () => {
     pool.release(take(pool), false)
     expect(vi.getTimerCount()).toBe(1)
     await pool.end()
+    expect(vi.getTimerCount()).toBe(0)
+  })
+})
+
+describe('PgClientPool checkout wait (connectionTimeoutMillis)', () => {
+  it('fails a waiter of a full pool after connectionTimeoutMillis with a PoolExhaustedError', () => {
+    fakeClock()
+    const { pool } = makePool({ max: 1, connectionTimeoutMillis: 500 })
+    take(pool)
+    const w = checkout(pool)
+    vi.advanceTimersByTime(499)
+    expect(w.done).toBe(false)
+    vi.advanceTimersByTime(1)
+    expect(w.done).toBe(true)
+    expect(w.err).toBeInstanceOf(PoolExhaustedError)
+    const err = w.err as PoolExhaustedError
+    expect([err.node, err.reason, err.waitedMs, err.max, err.waiting, err.limit]).toEqual([
+      'replica1',
+      'timeout',
+      500,
+      1,
+      0,
+      500,
+    ])
+    expect(err.code).toBe('ROUTEMATE_POOL_EXHAUSTED')
+    expect(err.message).toMatch(/^timeout exceeded when trying to connect: waited 500 ms/)
+    expect(err.message).toContain('node "replica1"')
+    expect(pool.counts()).toEqual({ total: 1, idle: 0, waiting: 0 })
+  })
+
+  it('a waiter served before the limit is not failed later, and the connection it got is not touched', () => {
+    fakeClock()
+    const { pool } = makePool({ max: 1, connectionTimeoutMillis: 500 })
+    const a = take(pool)
+    const w = checkout(pool)
+    vi.advanceTimersByTime(300)
+    pool.release(a, false)
+    expect(w.pooled).toBe(a)
+    vi.advanceTimersByTime(10_000)
+    expect(w.err).toBeUndefined()
+    expect(fake(a).closed).toBe(false)
+  })
+
+  it('fails waiters in arrival order, each at its own deadline, with one timer', () => {
+    fakeClock()
+    const { pool } = makePool({ max: 1, connectionTimeoutMillis: 500 })
+    take(pool)
+    const w1 = checkout(pool)
+    vi.advanceTimersByTime(100)
+    const w2 = checkout(pool)
+    vi.advanceTimersByTime(100)
+    const w3 = checkout(pool)
+    expect(vi.getTimerCount()).toBe(1)
+    vi.advanceTimersByTime(300) // t = 500: w1 due
+    expect([w1.done, w2.done, w3.done]).toEqual([true, false, false])
+    expect((w1.err as PoolExhaustedError).waiting).toBe(2)
+    expect(vi.getTimerCount()).toBe(1)
+    vi.advanceTimersByTime(100) // t = 600: w2 due
+    expect([w2.done, w3.done]).toEqual([true, false])
+    expect((w2.err as PoolExhaustedError).waitedMs).toBe(500)
+    vi.advanceTimersByTime(100)
+    expect(w3.err).toBeInstanceOf(PoolExhaustedError)
+    expect(vi.getTimerCount()).toBe(0)
+  })
+
+  it('fails waiters that are due together in one timer run', () => {
+    fakeClock()
+    const { pool } = makePool({ max: 1, connectionTimeoutMillis: 200 })
+    take(pool)
+    const ws = [checkout(pool), checkout(pool), checkout(pool)]
+    vi.advanceTimersByTime(200)
+    expect(ws.map((w) => (w.err as PoolExhaustedError | undefined)?.reason)).toEqual([
+      'timeout',
+      'timeout',
+      'timeout',
+    ])
+    expect(ws.map((w) => (w.err as PoolExhaustedError).waiting)).toEqual([2, 1, 0])
+  })
+
+  it('arms no timer while nobody waits: a checkout of an idle connection and its release stay timer-free', () => {
+    fakeClock()
+    const { pool } = makePool({ max: 1, connectionTimeoutMillis: 500, idleTimeoutMillis: 0 })
+    for (let i = 0; i < 100; i++) pool.release(take(pool), false)
+    expect(vi.getTimerCount()).toBe(0)
+  })
+
+  it('after the timer found the queue served, a new waiter arms it again', () => {
+    fakeClock()
+    const { pool } = makePool({ max: 1, connectionTimeoutMillis: 500 })
+    const a = take(pool)
+    const w1 = checkout(pool)
+    pool.release(a, false) // w1 served; the armed timer finds nobody
+    vi.advanceTimersByTime(500)
+    expect(vi.getTimerCount()).toBe(0)
+    const w2 = checkout(pool)
+    expect(vi.getTimerCount()).toBe(1)
+    vi.advanceTimersByTime(500)
+    expect(w1.err).toBeUndefined()
+    expect(w2.err).toBeInstanceOf(PoolExhaustedError)
+  })
+
+  it('connectionTimeoutMillis 0 waits however long (as pg.Pool)', () => {
+    fakeClock()
+    const { pool } = makePool({ max: 1, connectionTimeoutMillis: 0 })
+    const a = take(pool)
+    const w = checkout(pool)
+    expect(vi.getTimerCount()).toBe(0)
+    vi.advanceTimersByTime(3_600_000)
+    expect(w.done).toBe(false)
+    pool.release(a, false)
+    expect(w.pooled).toBe(a)
+  })
+
+  it("does not bound opening a connection: a slow connect is the connect deadline's business", () => {
+    fakeClock()
+    const { pool, created } = makePool({ max: 1, connectionTimeoutMillis: 100 }, 'manual')
+    const r = checkout(pool)
+    vi.advanceTimersByTime(10_000)
+    expect(r.done).toBe(false)
+    created[0]!.finishConnect()
+    expect(r.client).toBe(created[0])
+  })
+
+  it('a waiter handed a fresh connect (a connection was closed) is no longer timed', () => {
+    fakeClock()
+    const { pool, created, control } = makePool({ max: 1, connectionTimeoutMillis: 100 })
+    const a = take(pool)
+    const w = checkout(pool)
+    control.mode = 'manual'
+    pool.release(a, true) // closes it: a new connect starts for w
+    expect(created).toHaveLength(2)
+    vi.advanceTimersByTime(1000)
+    expect(w.done).toBe(false)
+    created[1]!.finishConnect()
+    expect(w.client).toBe(created[1])
+  })
+
+  it('the wait timer does not keep the process alive', () => {
+    const unref = vi.fn()
+    const real = globalThis.setTimeout
+    vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms: number) => {
+      const t = real(fn, ms)
+      const u = t.unref.bind(t)
+      t.unref = () => {
+        unref()
+        return u()
+      }
+      return t
+    }) as typeof setTimeout)
+    const { pool } = makePool({ max: 1, connectionTimeoutMillis: 60_000 })
+    const a = take(pool)
+    checkout(pool)
+    expect(unref).toHaveBeenCalledTimes(1)
+    pool.release(a, false)
+  })
+
+  it('end() clears the wait timer and fails the waiters with the pool-ending error', async () => {
+    fakeClock()
+    const { pool } = makePool({ max: 1, connectionTimeoutMillis: 500 })
+    const a = take(pool)
+    const w = checkout(pool)
+    expect(vi.getTimerCount()).toBe(1)
+    const ended = pool.end()
+    expect(vi.getTimerCount()).toBe(0)
+    expect((w.err as Error).message).toBe('the pool is ending')
+    expect(w.err).not.toBeInstanceOf(PoolExhaustedError)
+    pool.release(a, false)
+    await ended
+  })
+})
+
+describe('PgClientPool waiting queue bound (maxWaiting)', () => {
+  it('fails a checkout at once when maxWaiting checkouts already wait', () => {
+    const { pool } = makePool({ max: 2, maxWaiting: 2 })
+    take(pool)
+    take(pool)
+    const w1 = checkout(pool)
+    const w2 = checkout(pool)
+    const over = checkout(pool)
+    expect([w1.done, w2.done]).toEqual([false, false])
+    expect(over.done).toBe(true)
+    expect(over.err).toBeInstanceOf(PoolExhaustedError)
+    const err = over.err as PoolExhaustedError
+    expect([err.reason, err.waitedMs, err.max, err.waiting, err.limit]).toEqual(['queue-full', 0, 2, 2, 2])
+    expect(err.message).toContain(
+      'pool exhausted: all 2 connections of node "replica1" busy and 2 checkouts already waiting',
+    )
+    expect(pool.counts()).toEqual({ total: 2, idle: 0, waiting: 2 })
+  })
+
+  it('maxWaiting 0 never queues: a full pool fails the checkout at once', () => {
+    const { pool } = makePool({ max: 1, maxWaiting: 0 })
+    const a = take(pool)
+    const r = checkout(pool)
+    expect((r.err as PoolExhaustedError).reason).toBe('queue-full')
+    pool.release(a, false)
+    expect(take(pool)).toBe(a)
+  })
+
+  it('a checkout that can open a connection or take an idle one is never refused by the bound', () => {
+    const { pool } = makePool({ max: 2, maxWaiting: 0 })
+    const a = take(pool)
+    const b = take(pool)
+    pool.release(a, false)
+    expect(take(pool)).toBe(a)
+    expect(b).toBeDefined()
+  })
+
+  it('makes room again as waiters are served', () => {
+    const { pool } = makePool({ max: 1, maxWaiting: 1 })
+    const a = take(pool)
+    const w1 = checkout(pool)
+    expect((checkout(pool).err as PoolExhaustedError).reason).toBe('queue-full')
+    pool.release(a, false)
+    expect(w1.pooled).toBe(a)
+    const w2 = checkout(pool)
+    expect(w2.done).toBe(false)
+  })
+
+  it('without maxWaiting the queue is unbounded (as pg.Pool)', () => {
+    const { pool } = makePool({ max: 1 })
+    take(pool)
+    const ws = Array.from({ length: 1000 }, () => checkout(pool))
+    expect(ws.some((w) => w.done)).toBe(false)
+    expect(pool.counts().waiting).toBe(1000)
+  })
+})
+
+describe('PgClientPool onConnect', () => {
+  it('runs onConnect on each new connection, before verify, and hands it out after its promise resolves', async () => {
+    const order: string[] = []
+    let resolve: (() => void) | undefined
+    const onConnect = vi.fn(() => {
+      order.push('onConnect')
+      return new Promise<void>((r) => (resolve = r))
+    })
+    const verify = vi.fn((_c: pg.Client, done: (err?: unknown) => void) => {
+      order.push('verify')
+      done()
+    })
+    const { pool, created } = makePool({ onConnect, verify })
+    const r = checkout(pool)
+    expect(onConnect).toHaveBeenCalledWith(created[0])
+    await flush()
+    expect(r.done).toBe(false)
+    resolve!()
+    await flush()
+    expect(r.client).toBe(created[0])
+    expect(order).toEqual(['onConnect', 'verify'])
+    pool.release(r.pooled!, false)
+    take(pool)
+    expect(onConnect).toHaveBeenCalledTimes(1)
+  })
+
+  it('an onConnect that throws or rejects fails the checkout and destroys the connection', async () => {
+    const bad = new Error('SET failed')
+    const { pool, created } = makePool({
+      max: 1,
+      onConnect: vi
+        .fn()
+        .mockImplementationOnce(() => {
+          throw bad
+        })
+        .mockImplementationOnce(() => Promise.reject(bad)),
+    })
+    const first = checkout(pool)
+    expect(first.err).toBe(bad)
+    expect(created[0]!.destroyed).toBe(true)
+    const second = checkout(pool)
+    await flush()
+    expect(second.err).toBe(bad)
+    expect(created[1]!.destroyed).toBe(true)
+    expect(pool.counts()).toEqual({ total: 0, idle: 0, waiting: 0 })
+  })
+})
+
+describe('PgClientPool checkout wait re-entrance', () => {
+  it('a timed-out waiter that checks out again from its callback leaves exactly one timer armed', () => {
+    fakeClock()
+    const { pool } = makePool({ max: 1, connectionTimeoutMillis: 100 })
+    take(pool)
+    let again: Checkout | undefined
+    pool.acquireCallback((err) => {
+      expect(err).toBeInstanceOf(PoolExhaustedError)
+      again = checkout(pool)
+    })
+    checkout(pool)
+    vi.advanceTimersByTime(100)
+    expect(again?.done).toBe(false)
+    expect(pool.counts().waiting).toBe(1)
+    expect(vi.getTimerCount()).toBe(1)
+    vi.advanceTimersByTime(100)
+    expect(again?.err).toBeInstanceOf(PoolExhaustedError)
     expect(vi.getTimerCount()).toBe(0)
   })
 })

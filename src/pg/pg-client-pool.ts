@@ -1,5 +1,7 @@
 import type pg from 'pg'
+import { PoolExhaustedError } from '../errors/pool-exhausted-error.js'
 import { MAX_TIMER_MS } from '../router/config-checks.js'
+import { clientClosing, destroyClient, refClient } from './pg-internals.js'
 
 /** Pool sizing and lifetime options, read from a node's `pool` options (the names `pg.Pool` uses). */
 export interface PgClientPoolOptions {
@@ -17,6 +19,16 @@ export interface PgClientPoolOptions {
   readonly allowExitOnIdle: boolean
   /** Called on each new connection before its first use (as `pg.Pool`'s `verify`). */
   readonly verify: ((client: pg.Client, done: (err?: unknown) => void) => void) | undefined
+  /**
+   * A checkout waiting for a connection of a full pool fails after this long, in ms, with a
+   * {@link PoolExhaustedError} (as `pg.Pool`'s `connectionTimeoutMillis`); 0 = wait however long.
+   * Opening a connection is bounded by the node's `connectTimeoutMs` instead.
+   */
+  readonly connectionTimeoutMillis?: number
+  /** Most checkouts waiting at once; one more fails at once with a {@link PoolExhaustedError}. Default: no bound. */
+  readonly maxWaiting?: number
+  /** Called on each new connection after it connected, before `verify` (as `pg.Pool`'s `onConnect`); a rejection fails the checkout. */
+  readonly onConnect?: ((client: pg.Client) => unknown) | undefined
 }
 
 /** A pooled client: pg's `Client` plus the pool's bookkeeping (fields on the instance, no side maps). */
@@ -35,18 +47,10 @@ export interface PooledClient extends pg.Client {
 
 type Callback = (err: unknown, client?: PooledClient) => void
 
-/** Closes a client's socket at once (pg has no public way to). */
-export function destroyClient(client: pg.Client): void {
-  const stream = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream
-  stream?.destroy()
-}
-
-/** Lets a client's socket keep the process alive (`ref`) or not (`unref`). */
-export function refClient(client: pg.Client, ref: boolean): void {
-  const stream = (client as unknown as { connection?: { stream?: { ref?(): void; unref?(): void } } })
-    .connection?.stream
-  if (ref) stream?.ref?.()
-  else stream?.unref?.()
+/** A checkout waiting for a connection, since `performance.now()` = `since` (monotonic: clock changes do not move deadlines). */
+interface Waiter {
+  readonly cb: Callback
+  readonly since: number
 }
 
 const noop = (): void => {}
@@ -57,7 +61,9 @@ const noop = (): void => {}
  * (`pg.Pool` arms an idle timer on every release, defers every checkout to a tick and re-wires the
  * client's error listener both ways). Idle connections are closed by one timer per pool, armed for
  * the oldest idle connection's deadline. Waiters are served in order; a connection released while
- * someone waits goes straight to them.
+ * someone waits goes straight to them. A waiter fails with a {@link PoolExhaustedError} once it
+ * waited `connectionTimeoutMillis` (one timer per pool, for the oldest waiter: waiters share the
+ * limit, so the oldest is always due first), or at once when `maxWaiting` others wait already.
  */
 export class PgClientPool {
   readonly #Client: new () => PooledClient
@@ -66,8 +72,12 @@ export class PgClientPool {
   readonly #all = new Set<PooledClient>()
   /** Idle connections, oldest first (a stack: checkouts take the most recently used). */
   readonly #idle: PooledClient[] = []
-  readonly #waiters: Callback[] = []
+  readonly #waiters: Waiter[] = []
+  readonly #name: string
+  readonly #waitLimitMs: number
+  readonly #maxWaiting: number
   #idleTimer: NodeJS.Timeout | undefined = undefined
+  #waitTimer: NodeJS.Timeout | undefined = undefined
   #ending = false
   #ended: Promise<void> | undefined = undefined
   #closing = 0
@@ -76,14 +86,27 @@ export class PgClientPool {
   /**
    * @param Client the `pg.Client` class to instantiate, already bound to the node's client config.
    * @param onError gets errors of idle connections (they are closed and replaced on demand).
+   * @param name the node's name, for errors.
    */
-  constructor(Client: new () => pg.Client, options: PgClientPoolOptions, onError: (err: unknown) => void) {
+  constructor(
+    Client: new () => pg.Client,
+    options: PgClientPoolOptions,
+    onError: (err: unknown) => void,
+    name = 'pool',
+  ) {
     this.#Client = Client as new () => PooledClient
     this.#options = options
     this.#onError = onError
+    this.#name = name
+    this.#waitLimitMs = options.connectionTimeoutMillis ?? 0
+    this.#maxWaiting = options.maxWaiting ?? Number.POSITIVE_INFINITY
   }
 
-  /** Checks a connection out: an idle one at once (synchronously), a new one, or the next one released. */
+  /**
+   * Checks a connection out: an idle one at once (synchronously), a new one, or the next one
+   * released — failing with a {@link PoolExhaustedError} after `connectionTimeoutMillis` of
+   * waiting, or at once when `maxWaiting` checkouts wait already.
+   */
   acquireCallback(cb: Callback): void {
     if (this.#ending) {
       cb(new Error('Cannot use a pool after calling end on the pool'))
@@ -102,7 +125,7 @@ export class PgClientPool {
       return
     }
     if (this.#all.size < this.#options.max) this.#open(cb)
-    else this.#waiters.push(cb)
+    else this.#wait(cb)
   }
 
   /** Promise form of {@link acquireCallback}. */
@@ -116,13 +139,11 @@ export class PgClientPool {
   release(client: PooledClient, destroy: boolean): void {
     if (!this.#all.has(client) || client.rmIdle) return
     client.rmUses++
-    const c = client as unknown as { _queryable?: boolean; _ending?: boolean }
     if (
       destroy ||
       client.rmBroken ||
       this.#ending ||
-      c._queryable === false ||
-      c._ending === true ||
+      clientClosing(client) ||
       client.rmUses >= this.#options.maxUses ||
       this.#expired(client)
     ) {
@@ -132,7 +153,7 @@ export class PgClientPool {
     }
     const waiter = this.#waiters.shift()
     if (waiter !== undefined) {
-      waiter(undefined, client)
+      waiter.cb(undefined, client)
       return
     }
     client.rmIdle = true
@@ -153,7 +174,9 @@ export class PgClientPool {
     this.#ending = true
     if (this.#idleTimer !== undefined) clearTimeout(this.#idleTimer)
     this.#idleTimer = undefined
-    for (const w of this.#waiters.splice(0)) w(new Error('the pool is ending'))
+    if (this.#waitTimer !== undefined) clearTimeout(this.#waitTimer)
+    this.#waitTimer = undefined
+    for (const w of this.#waiters.splice(0)) w.cb(new Error('the pool is ending'))
     for (const client of this.#idle.splice(0)) {
       client.rmIdle = false
       this.#remove(client, false)
@@ -195,26 +218,94 @@ export class PgClientPool {
         cb(new Error('Cannot use a pool after calling end on the pool'))
         return
       }
-      const verify = this.#options.verify
-      if (verify === undefined) {
-        cb(undefined, client)
+      const onConnect = this.#options.onConnect
+      if (onConnect === undefined) {
+        this.#verify(client, cb)
         return
       }
-      verify(client, (verr) => {
-        if (verr == null) cb(undefined, client)
-        else {
-          this.#remove(client, true)
-          cb(verr)
-          this.#serveWaiters()
-        }
-      })
+      const failed = (herr: unknown): void => this.#failNew(client, cb, herr ?? new Error('onConnect failed'))
+      let hooked: unknown
+      try {
+        hooked = onConnect(client)
+      } catch (herr) {
+        failed(herr)
+        return
+      }
+      Promise.resolve(hooked).then(() => this.#verify(client, cb), failed)
     })
+  }
+
+  /** Runs `verify` (if any) on a new connection, then hands it out. */
+  #verify(client: PooledClient, cb: Callback): void {
+    const verify = this.#options.verify
+    if (verify === undefined) {
+      cb(undefined, client)
+      return
+    }
+    verify(client, (verr) => {
+      if (verr == null) cb(undefined, client)
+      else this.#failNew(client, cb, verr)
+    })
+  }
+
+  /** A new connection failed its `onConnect` or `verify`: close it, fail its checkout, let a waiter try. */
+  #failNew(client: PooledClient, cb: Callback, err: unknown): void {
+    this.#remove(client, true)
+    cb(err)
+    this.#serveWaiters()
+  }
+
+  /** Queues a checkout of a full pool, or fails it at once when `maxWaiting` others wait. */
+  #wait(cb: Callback): void {
+    const waiters = this.#waiters
+    if (waiters.length >= this.#maxWaiting) {
+      cb(this.#exhausted('queue-full', 0))
+      return
+    }
+    waiters.push({ cb, since: performance.now() })
+    if (this.#waitLimitMs > 0 && this.#waitTimer === undefined) this.#armWaitTimer()
+  }
+
+  #exhausted(reason: 'timeout' | 'queue-full', waitedMs: number): PoolExhaustedError {
+    return new PoolExhaustedError({
+      node: this.#name,
+      reason,
+      waitedMs,
+      max: this.#options.max,
+      waiting: this.#waiters.length,
+      limit: reason === 'timeout' ? this.#waitLimitMs : this.#maxWaiting,
+    })
+  }
+
+  /** Arms the pool's one wait timer for the oldest waiter's deadline (waiters are in arrival order). */
+  #armWaitTimer(): void {
+    const oldest = this.#waiters[0]
+    if (oldest === undefined || this.#ending) return
+    const due = Math.min(Math.max(oldest.since + this.#waitLimitMs - performance.now(), 1), MAX_TIMER_MS)
+    this.#waitTimer = setTimeout(() => this.#expireWaiters(), due)
+    // A waiting checkout does not keep the process alive by itself (as pg.Pool's timer).
+    this.#waitTimer.unref()
+  }
+
+  /** Fails every waiter that waited `connectionTimeoutMillis`, oldest first; re-arms for the next. */
+  #expireWaiters(): void {
+    this.#waitTimer = undefined
+    const now = performance.now()
+    const waiters = this.#waiters
+    while (waiters.length > 0) {
+      const oldest = waiters[0] as Waiter
+      const waited = now - oldest.since
+      if (waited < this.#waitLimitMs) break
+      waiters.shift()
+      oldest.cb(this.#exhausted('timeout', Math.round(waited)))
+    }
+    if (waiters.length > 0 && this.#waitTimer === undefined) this.#armWaitTimer()
   }
 
   /** Opens connections for waiters while there is room (after a connection was removed). */
   #serveWaiters(): void {
     while (this.#waiters.length > 0 && this.#all.size < this.#options.max && !this.#ending) {
-      this.#open(this.#waiters.shift() as Callback)
+      this.#open((this.#waiters.shift() as Waiter).cb)
     }
   }
 

@@ -1,5 +1,7 @@
 import pg from 'pg'
+import { ConfigError } from '../errors/config-error.js'
 import { KeptConnectionProber } from '../health/kept-connection-prober.js'
+import { keyPath } from '../router/config-checks.js'
 import type {
   BeginOptions,
   Driver,
@@ -13,16 +15,27 @@ import type {
 import type { FacadeHost } from '../router/facade-host.js'
 import type { Statement } from '../router/statement.js'
 import { classifyPgError } from './pg-errors.js'
+import { checkPgClient, type PgSupport } from './pg-internals.js'
 import { createPgNodePool } from './pg-node-pool.js'
 import type { ReadOnlySessionClient } from './pg-read-only-session.js'
 import { createPgPoolFacade } from './pg-pool-facade.js'
 import { pgProbeOps } from './pg-probe.js'
+import { checkPgPoolOptions, knownPgPoolOptions } from './pg-pool-options.js'
 import { lsnReached } from './pg-position.js'
 
 /** Options of {@link pgDriver}. */
 export interface PgDriverOptions {
-  /** The `pg` module to use (e.g. to share one with your ORM). Default: the `pg` package routemate resolves. */
+  /**
+   * The `pg` module to use (e.g. to share one with your ORM). Default: the `pg` package routemate
+   * resolves. Its JavaScript client is required: `pg.native` is rejected (`ConfigError`).
+   */
   pg?: typeof pg
+  /**
+   * Extra option names a node's `pool` may use, passed to each `pg.Client` as they are: an
+   * escape hatch for a client option of a pg newer than routemate knows. Any other unknown
+   * `pool` key is a `ConfigError` (with a "did you mean"). Default: none.
+   */
+  extraPoolOptions?: readonly string[]
 }
 
 const ISOLATION: Record<IsolationLevel, string> = {
@@ -39,13 +52,25 @@ class PgDriver implements Driver<pg.Client> {
   readonly dialect = 'postgres' as const
   readonly name = 'pg'
   readonly #pg: typeof pg
+  readonly #known: ReadonlySet<string>
+  /** What the pg in use supports beyond what routemate requires (checked at construction). */
+  readonly support: PgSupport
 
   constructor(options: PgDriverOptions) {
     this.#pg = options.pg ?? pg
+    const extra = options.extraPoolOptions ?? []
+    if (!Array.isArray(extra) || !extra.every((k) => typeof k === 'string'))
+      throw new ConfigError('extraPoolOptions', 'expected an array of option names')
+    this.#known = knownPgPoolOptions(extra)
+    this.support = checkPgClient(this.#pg.Client, options.pg === undefined ? 'driver' : 'pg', this.#pg)
+  }
+
+  checkPoolOptions(pool: Readonly<Record<string, unknown>>, path: string): void {
+    checkPgPoolOptions(pool, (key) => keyPath(path, key), this.#known, this.#pg)
   }
 
   createPool(node: DriverNodeOptions, onError: (err: unknown) => void = noop): DriverPool<pg.Client> {
-    return createPgNodePool(this.#pg, node, onError)
+    return createPgNodePool(this.#pg, node, onError, this.#known)
   }
 
   execute(conn: pg.Client, stmt: Statement, params: readonly unknown[] | undefined): Promise<QueryResult> {
@@ -142,8 +167,12 @@ class PgDriver implements Driver<pg.Client> {
  * that fall back to it), probes with `pg_is_in_recovery()` on a kept connection, WAL LSN
  * positions, and `router.pool()` as a `pg.Pool`. A node's `pool` options take `pg.Pool`'s names
  * and defaults (`max` 10, `min` 0, `idleTimeoutMillis` 10000, `maxUses`, `maxLifetimeSeconds`,
- * `allowExitOnIdle`, `verify`, `Client`); the rest (`ssl`, `password`, `statement_timeout`...) go to
- * each `pg.Client`.
+ * `allowExitOnIdle`, `verify`, `onConnect`, `Client`, and `connectionTimeoutMillis` 0: how long a
+ * checkout of a full pool may wait, then `PoolExhaustedError`) plus `maxWaiting` (unbounded: how
+ * many checkouts may wait); the `pg.Client` options (`ssl`, `password`, `statement_timeout`...)
+ * go to each client. Unknown keys are a `ConfigError` with a "did you mean"; the server, port,
+ * database and user come from the URL only. A `pool.password` is used when the URL has none.
+ * Needs pg's JavaScript client: `pg.native` is rejected (`ConfigError`).
  *
  * @example
  * ```ts

@@ -1,19 +1,25 @@
 import { EventEmitter } from 'node:events'
-import type pg from 'pg'
+import pg from 'pg'
 import { describe, expect, it, vi } from 'vitest'
 import { ConfigError } from '../errors/config-error.js'
 import type { DriverNodeOptions } from '../router/driver.js'
 import { createRouter } from '../router/router.js'
 import { pgDriver } from './pg-driver.js'
 import { clientOptionsOf, createPgNodePool, poolOptionsOf } from './pg-node-pool.js'
+import { knownPgPoolOptions, poolPasswordOf } from './pg-pool-options.js'
 
 /**
- * A `pg.Client` stand-in that records its config and connects at once, reporting
- * `default_transaction_read_only` as a PostgreSQL 14+ server does (from its `-c` options).
+ * A `pg.Client` stand-in (with the members routemate reads of pg's) that records its config and
+ * connects at once, reporting `default_transaction_read_only` as a PostgreSQL 14+ server does (from
+ * its `-c` options).
  */
 class FakeClient extends EventEmitter {
   readonly config: pg.ClientConfig
   _queryable = false
+  _ending = false
+  processID: number | null = null
+  secretKey: number | null = null
+  password: unknown = undefined
   readonly connection = Object.assign(new EventEmitter(), {
     stream: { destroy: vi.fn(), ref: vi.fn(), unref: vi.fn() },
   })
@@ -44,6 +50,14 @@ class FakeClient extends EventEmitter {
 }
 
 const fakePg = { Client: FakeClient } as unknown as typeof pg
+
+/** pg's real Client, whose connect succeeds at once without a server (to inspect how the pool builds it). */
+class NoConnectClient extends pg.Client {
+  // biome-ignore lint/suspicious/noExplicitAny: pg's connect overloads
+  override connect(cb?: any): any {
+    cb(null)
+  }
+}
 
 function node(overrides: Partial<DriverNodeOptions> = {}): DriverNodeOptions {
   return {
@@ -76,6 +90,9 @@ describe('poolOptionsOf', () => {
       maxLifetimeSeconds: 0,
       allowExitOnIdle: false,
       verify: undefined,
+      connectionTimeoutMillis: 0,
+      maxWaiting: Number.POSITIVE_INFINITY,
+      onConnect: undefined,
     })
   })
 
@@ -89,6 +106,9 @@ describe('poolOptionsOf', () => {
       maxLifetimeSeconds: 1.5,
       allowExitOnIdle: true,
       verify,
+      connectionTimeoutMillis: 500,
+      maxWaiting: 20,
+      onConnect: () => {},
     }
     expect(poolOptionsOf(node({ pool }))).toEqual(pool)
     expect(poolOptionsOf(node({ pool })).verify).toBe(verify)
@@ -104,6 +124,11 @@ describe('poolOptionsOf', () => {
     ['maxUses', 0],
     ['maxLifetimeSeconds', -1],
     ['allowExitOnIdle', 'yes'],
+    ['connectionTimeoutMillis', -1],
+    ['connectionTimeoutMillis', '500'],
+    ['maxWaiting', -1],
+    ['maxWaiting', 1.5],
+    ['onConnect', 'yes'],
   ])('rejects pool.%s = %s with a ConfigError naming the key and the node', (key, value) => {
     const n = node({ pool: { [key]: value } })
     expect(() => poolOptionsOf(n)).toThrow(ConfigError)
@@ -129,7 +154,162 @@ describe('poolOptionsOf', () => {
     const bad = () =>
       createRouter({ driver: pgDriver(), primary: 'postgres://app@127.0.0.1:1/app', pool: { verify: 'yes' } })
     expect(bad).toThrow(ConfigError)
-    expect(bad).toThrow('pool.verify (node "primary"): expected a function (client, done) => void, got "yes"')
+    expect(bad).toThrow('pool.verify: expected a function (client, done) => void, got "yes"')
+  })
+})
+
+describe('pool option names', () => {
+  it('rejects a misspelled option with a "did you mean", naming the node', () => {
+    const n = node({ pool: { idleTimeoutMilis: 1000 } })
+    expect(() => poolOptionsOf(n)).toThrow(ConfigError)
+    expect(() => poolOptionsOf(n)).toThrow(
+      'pool.idleTimeoutMilis (node "replica-1"): unknown option "idleTimeoutMilis" (did you mean "idleTimeoutMillis"?)',
+    )
+  })
+
+  it.each([
+    ['statment_timeout', 'statement_timeout'],
+    ['conectionTimeoutMillis', 'connectionTimeoutMillis'],
+    ['application_nme', 'application_name'],
+    ['maxwaiting', 'maxWaiting'],
+  ])('suggests %s → %s', (typo, meant) => {
+    expect(() => poolOptionsOf(node({ pool: { [typo]: 1 } }))).toThrow(`(did you mean "${meant}"?)`)
+  })
+
+  it('accepts every pg.Pool and pg.Client option name', () => {
+    const pool = {
+      max: 2,
+      min: 0,
+      idleTimeoutMillis: 1,
+      maxUses: 5,
+      maxLifetimeSeconds: 1,
+      allowExitOnIdle: false,
+      verify: () => {},
+      onConnect: () => {},
+      log: () => {},
+      Promise,
+      connectionTimeoutMillis: 1,
+      maxWaiting: 1,
+      application_name: 'a',
+      fallback_application_name: 'b',
+      ssl: false,
+      sslnegotiation: 'postgres',
+      password: 'pw',
+      statement_timeout: 1,
+      lock_timeout: 1,
+      idle_in_transaction_session_timeout: 1,
+      query_timeout: 1,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 1,
+      options: '-c x=y',
+      client_encoding: 'UTF8',
+      binary: false,
+      types: { getTypeParser: () => String },
+      enableChannelBinding: false,
+      scramMaxIterations: 10_000,
+      pipeline: false,
+    }
+    expect(() => poolOptionsOf(node({ pool }))).not.toThrow()
+  })
+
+  it.each(['host', 'port', 'database', 'user', 'connectionString'])(
+    'rejects pool.%s: the node URL decides the server and the login',
+    (key) => {
+      expect(() => poolOptionsOf(node({ pool: { [key]: 'x' } }))).toThrow(
+        `pool.${key} (node "replica-1"): unknown option "${key}" for a pool: give it in the node's URL`,
+      )
+    },
+  )
+
+  it('says what to use for an option pg computes itself or once had', () => {
+    expect(() => poolOptionsOf(node({ pool: { poolSize: 3 } }))).toThrow(
+      'unknown option "poolSize": use "max"',
+    )
+    expect(() => poolOptionsOf(node({ pool: { connect_timeout: 3 } }))).toThrow('"connectTimeoutMs"')
+  })
+
+  it('allows the names given in extraPoolOptions', () => {
+    const known = knownPgPoolOptions(['brandNewOption'])
+    expect(() => poolOptionsOf(node({ pool: { brandNewOption: 1 } }), known)).not.toThrow()
+    expect(() => poolOptionsOf(node({ pool: { brandNewOption: 1 } }))).toThrow(
+      'unknown option "brandNewOption"',
+    )
+  })
+
+  it('rejects a password that is not a string or a function, without printing it', () => {
+    const bad = () => poolOptionsOf(node({ pool: { password: 123456 } }))
+    expect(bad).toThrow(
+      'pool.password (node "replica-1"): expected a string (quote it in a YAML or JSON file)',
+    )
+    expect(bad).not.toThrow('123456')
+    expect(() => poolOptionsOf(node({ pool: { password: () => 'pw' } }))).not.toThrow()
+  })
+
+  it('createRouter names the path of the pool object the option is in', () => {
+    const driver = pgDriver()
+    const path = (options: Record<string, unknown>): string | undefined => {
+      try {
+        createRouter({ driver, healthCheck: false, ...options } as never)
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError)
+        return (err as ConfigError).path
+      }
+      return undefined
+    }
+    const url = (n: number) => `postgres://app@127.0.0.1:${n}/app`
+    expect(path({ primary: url(1), pool: { idleTimeoutMilis: 1 } })).toBe('pool.idleTimeoutMilis')
+    expect(
+      path({ primary: url(1), replicas: [url(2), { url: url(3), pool: { idleTimeoutMilis: 1 } }] }),
+    ).toBe('replicas[1].pool.idleTimeoutMilis')
+    expect(path({ primary: { url: url(1), pool: { max: 0 } } })).toBe('primary.pool.max')
+    expect(
+      path({
+        shards: { s1: { primary: url(1), pool: { maxWaitng: 1 } } },
+        sharding: { strategy: 'hash' },
+      }),
+    ).toBe('shards.s1.pool.maxWaitng')
+    expect(path({ nodes: [url(1), { url: url(2), pool: { host: 'elsewhere' } }], healthCheck: {} })).toBe(
+      'nodes[1].pool.host',
+    )
+  })
+
+  it('createRouter reports the did-you-mean for a replica', () => {
+    expect(() =>
+      createRouter({
+        driver: pgDriver(),
+        primary: 'postgres://app@127.0.0.1:1/app',
+        replicas: [
+          'postgres://app@127.0.0.1:2/app',
+          { url: 'postgres://app@127.0.0.1:3/app', pool: { idleTimeoutMilis: 5 } },
+        ],
+        healthCheck: false,
+      }),
+    ).toThrow(
+      'replicas[1].pool.idleTimeoutMilis: unknown option "idleTimeoutMilis" (did you mean "idleTimeoutMillis"?)',
+    )
+  })
+})
+
+describe('pool password', () => {
+  it('poolPasswordOf: the pool password when the URL has none; the URL one wins', () => {
+    expect(poolPasswordOf('postgres://app@db/app', { password: 'pw' })).toBe('pw')
+    expect(poolPasswordOf('postgres://app:@db/app', { password: 'pw' })).toBe('pw')
+    expect(poolPasswordOf('postgres://app:url@db/app', { password: 'pw' })).toBeUndefined()
+    expect(poolPasswordOf('postgres://app@db/app?password=url', { password: 'pw' })).toBeUndefined()
+    expect(poolPasswordOf('postgres://app@db/app', {})).toBeUndefined()
+    const fn = () => 'pw'
+    expect(poolPasswordOf('postgres://app@db/app', { password: fn })).toBe(fn)
+  })
+
+  it("a real pg.Client built as the pool builds it gets the pool's password despite the URL's empty one", async () => {
+    const n = node({ url: 'postgres://app@db-1:5432/app', pool: { password: 'from-pool' } })
+    // Without routemate's fix pg parses the URL over the options: its empty password wins.
+    expect(new pg.Client({ password: 'from-pool', connectionString: n.url }).password).not.toBe('from-pool')
+    const pool = createPgNodePool(pg, { ...n, pool: { ...n.pool, Client: NoConnectClient } }, () => {})
+    const client = await pool.acquire()
+    expect(client.password).toBe('from-pool')
+    pool.release(client, true)
+    await pool.end()
   })
 })
 

@@ -1,23 +1,15 @@
 import type pg from 'pg'
-import { ConfigError } from '../errors/config-error.js'
-import { checkBoolean, checkNumber, describe } from '../router/config-checks.js'
 import type { DriverNodeOptions, DriverPool } from '../router/driver.js'
+import { type PgClientPoolOptions, PgClientPool, type PooledClient } from './pg-client-pool.js'
+import { destroyClient } from './pg-internals.js'
+import { checkPgPoolOptions, knownPgPoolOptions, PG_POOL_OPTIONS, poolPasswordOf } from './pg-pool-options.js'
 import { readOnlySessionIntact, trackReadOnlySetting, verifyReadOnlySession } from './pg-read-only-session.js'
-import { destroyClient, type PgClientPoolOptions, PgClientPool, type PooledClient } from './pg-client-pool.js'
 
 /** `pg.Pool` options that mean nothing to a single `pg.Client` (the rest of a node's `pool` options go to each client). */
-const POOL_ONLY_OPTIONS = new Set([
-  'Client',
-  'max',
-  'min',
-  'idleTimeoutMillis',
-  'maxUses',
-  'maxLifetimeSeconds',
-  'allowExitOnIdle',
-  'log',
-  'verify',
-  'Promise',
-])
+const POOL_ONLY_OPTIONS = new Set(PG_POOL_OPTIONS)
+
+/** The option names pg's `pool` takes when the driver allows no extra ones. */
+const KNOWN_OPTIONS = knownPgPoolOptions([])
 
 /** A node's `pool` options without the pool's own: what each `pg.Client` gets (`ssl`, `password`, `statement_timeout`...). */
 export function clientOptionsOf(pool: Readonly<Record<string, unknown>>): Record<string, unknown> {
@@ -27,30 +19,17 @@ export function clientOptionsOf(pool: Readonly<Record<string, unknown>>): Record
 }
 
 /**
- * The pool's own options, checked (a `ConfigError` names `pool.<key>` and the node), with
- * `pg.Pool`'s defaults: `max` 10, `min` 0, `idleTimeoutMillis` 10000, no `maxUses` or
- * `maxLifetimeSeconds` limit, `allowExitOnIdle` false.
+ * The pool's own options, checked (a `ConfigError` names `pool.<key>` and the node; `createRouter`
+ * checks each `pool` object earlier, naming its path), with `pg.Pool`'s defaults: see
+ * {@link checkPgPoolOptions}.
  */
-export function poolOptionsOf(node: DriverNodeOptions): PgClientPoolOptions {
-  const p = node.pool
+export function poolOptionsOf(
+  node: DriverNodeOptions,
+  known: ReadonlySet<string> = KNOWN_OPTIONS,
+  lib?: typeof pg,
+): PgClientPoolOptions {
   const at = (key: string) => `pool.${key} (node "${node.name}")`
-  const verify = p.verify
-  if (verify !== undefined && typeof verify !== 'function')
-    throw new ConfigError(at('verify'), `expected a function (client, done) => void, got ${describe(verify)}`)
-  const maxUses = checkNumber(p.maxUses ?? Number.MAX_SAFE_INTEGER, at('maxUses'), { integer: true, min: 1 })
-  return {
-    max: checkNumber(p.max, at('max'), { integer: true, min: 1, default: 10 }),
-    min: checkNumber(p.min, at('min'), { integer: true, min: 0, default: 0 }),
-    idleTimeoutMillis: checkNumber(p.idleTimeoutMillis, at('idleTimeoutMillis'), {
-      integer: true,
-      min: 0,
-      default: 10_000,
-    }),
-    maxUses,
-    maxLifetimeSeconds: checkNumber(p.maxLifetimeSeconds, at('maxLifetimeSeconds'), { min: 0, default: 0 }),
-    allowExitOnIdle: checkBoolean(p.allowExitOnIdle, at('allowExitOnIdle'), false),
-    verify: verify as PgClientPoolOptions['verify'],
-  }
+  return checkPgPoolOptions(node.pool, at, known, lib)
 }
 
 /**
@@ -114,6 +93,21 @@ function readOnlyVerify(node: string, user: PgClientPoolOptions['verify']): PgCl
 }
 
 /**
+ * The client class with the `pool`'s password set on each client when the URL has none (pg
+ * would let the URL's empty password win): see {@link poolPasswordOf}.
+ */
+function withPoolPassword(Client: new () => pg.Client, node: DriverNodeOptions): new () => pg.Client {
+  const password = poolPasswordOf(node.url, node.pool)
+  if (password === undefined) return Client
+  return class extends Client {
+    constructor() {
+      super()
+      this.password = password as string
+    }
+  }
+}
+
+/**
  * The DriverPool of one node: a {@link PgClientPool} of `pg.Client`s. Errors of idle connections go
  * to `onError` (they never crash the process); the connection is replaced on demand.
  */
@@ -121,12 +115,14 @@ export function createPgNodePool(
   lib: typeof pg,
   node: DriverNodeOptions,
   onError: (err: unknown) => void,
+  known: ReadonlySet<string> = KNOWN_OPTIONS,
 ): DriverPool<pg.Client> {
-  const options = poolOptionsOf(node)
+  const options = poolOptionsOf(node, known, lib)
   const pool = new PgClientPool(
-    clientClass(lib, node),
+    withPoolPassword(clientClass(lib, node), node),
     node.readOnly ? { ...options, verify: readOnlyVerify(node.name, options.verify) } : options,
     onError,
+    node.name,
   )
   return {
     acquire: () => pool.acquire(),

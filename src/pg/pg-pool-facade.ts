@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import type { FacadeHost, ScopedConnection } from '../router/facade-host.js'
+import { markPoolEnding } from './pg-internals.js'
 
 type Callback = (err: Error | null, res?: unknown) => void
 
@@ -140,7 +141,7 @@ function facadeClass(lib: typeof pg): new (host: FacadeHost<pg.Client>) => pg.Po
 
     // biome-ignore lint/suspicious/noExplicitAny: pg's overloads
     override end(cb?: any): any {
-      ;(this as unknown as { ending: boolean }).ending = true
+      markPoolEnding(this)
       const p = this.#host.close()
       if (typeof cb === 'function') {
         p.then(() => cb(), cb)

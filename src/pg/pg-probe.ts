@@ -1,8 +1,9 @@
 import type pg from 'pg'
 import type { ProbeConnectionOps } from '../health/kept-connection-prober.js'
 import type { DriverNodeOptions } from '../router/driver.js'
-import { destroyClient, refClient } from './pg-client-pool.js'
+import { destroyClient, refClient } from './pg-internals.js'
 import { clientOptionsOf } from './pg-node-pool.js'
+import { poolPasswordOf } from './pg-pool-options.js'
 
 const noop = (): void => {}
 
@@ -22,10 +23,12 @@ const PROBE_APPLICATION_NAME = 'routemate-probe'
 /**
  * How the probes of one node connect and query: a plain `pg.Client` (not from the pool) with the
  * node's client options (`ssl`, `password`...; not the pool's own) and `application_name`
- * `routemate-probe` unless they set one, bounded by the probe deadline.
+ * `routemate-probe` unless they set one, bounded by the probe deadline. A `pool.password` is used
+ * when the URL has none, as in the pool.
  */
 export function pgProbeOps(lib: typeof pg, node: DriverNodeOptions): ProbeConnectionOps<PgProbeConn> {
   const clientOptions = clientOptionsOf(node.pool)
+  const password = poolPasswordOf(node.url, node.pool)
   return {
     async connect(signal) {
       signal.throwIfAborted()
@@ -35,6 +38,7 @@ export function pgProbeOps(lib: typeof pg, node: DriverNodeOptions): ProbeConnec
         connectionString: node.url,
         connectionTimeoutMillis: node.connectTimeoutMs,
       })
+      if (password !== undefined) client.password = password as string
       const conn: PgProbeConn = { client, broken: false }
       const broken = (): void => {
         conn.broken = true

@@ -1,5 +1,6 @@
 import type pg from 'pg'
 import { ReadOnlyViolationError } from '../errors/read-only-violation-error.js'
+import { onParameterStatus, transactionStatus } from './pg-internals.js'
 
 /**
  * The read-only session of a pg connection in a node's read-only pool (the pool every read of a
@@ -23,10 +24,9 @@ const SETTING = 'default_transaction_read_only'
 /** Records the server's reports of `default_transaction_read_only` on `client` (call before connecting). */
 export function trackReadOnlySetting(client: pg.Client): void {
   const c = client as pg.Client & ReadOnlySessionClient
-  const connection = (client as unknown as { connection?: NodeJS.EventEmitter }).connection
-  connection?.on('parameterStatus', (msg: { parameterName?: string; parameterValue?: string }) => {
-    if (msg.parameterName !== SETTING) return
-    c.rmSessionReadOnly = msg.parameterValue
+  onParameterStatus(client, (name, value) => {
+    if (name !== SETTING) return
+    c.rmSessionReadOnly = value
     c.rmTracked = true
   })
 }
@@ -65,8 +65,6 @@ export function verifyReadOnlySession(client: pg.Client, node: string, done: (er
 export function readOnlySessionIntact(client: pg.Client): boolean {
   const c = client as pg.Client & ReadOnlySessionClient
   if (c.rmSessionReadOnly !== 'on') return false
-  const status = (
-    client as unknown as { getTransactionStatus?: () => string | null }
-  ).getTransactionStatus?.()
-  return status === 'I' || status === undefined || status === null
+  const status = transactionStatus(client)
+  return status === 'I' || status === undefined
 }

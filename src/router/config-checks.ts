@@ -80,10 +80,18 @@ export function checkObject(value: unknown, path: string, what: string): PlainOb
   throw new ConfigError(path, `expected ${what}, got ${describe(value)}`)
 }
 
-/** Checks an optional `pool` option (driver pool options, not inspected) and returns a shallow copy; `{}` when absent. */
-export function checkPool(value: unknown, path: string): PlainObject {
+/** A driver's check of one `pool` object (`Driver.checkPoolOptions`), throwing `ConfigError`s under `path`. */
+export type PoolChecker = (pool: Readonly<PlainObject>, path: string) => void
+
+/**
+ * Checks an optional `pool` option (a plain object, its keys and values checked by the driver's
+ * `check`, if any) and returns a shallow copy; `{}` when absent.
+ */
+export function checkPool(value: unknown, path: string, check?: PoolChecker): PlainObject {
   if (value === undefined) return {}
-  return { ...checkObject(value, path, 'a plain object of driver pool options, e.g. { max: 10 }') }
+  const pool = { ...checkObject(value, path, 'a plain object of driver pool options, e.g. { max: 10 }') }
+  check?.(pool, path)
+  return pool
 }
 
 /** Throws for the first own key of `obj` not in `allowed`, listing the allowed keys and a close match. */

@@ -7,6 +7,7 @@ import {
   checkPool,
   describe,
   type PlainObject,
+  type PoolChecker,
   quote,
 } from './config-checks.js'
 import type { Dialect, NodeRole } from './driver.js'
@@ -75,6 +76,7 @@ export function resolveClusterNodes(
   dialect: Dialect,
   defaults: NodeDefaults,
   registry: NodeRegistry,
+  checkPoolOptions?: PoolChecker,
 ): ResolvedClusterNodes {
   if (spec.nodes !== undefined) {
     for (const key of ['primary', 'replicas'] as const) {
@@ -101,6 +103,7 @@ export function resolveClusterNodes(
         dialect,
         defaults,
         registry,
+        checkPoolOptions,
       ),
     )
     return { primary: undefined, replicas: Object.freeze(nodes), discovery: true }
@@ -119,6 +122,7 @@ export function resolveClusterNodes(
     dialect,
     defaults,
     registry,
+    checkPoolOptions,
   )
   const replicas: ResolvedNode[] = []
   const list = spec.replicas
@@ -132,7 +136,16 @@ export function resolveClusterNodes(
     for (let i = 0; i < list.length; i++) {
       const path = `${at(prefix, 'replicas')}[${i}]`
       replicas.push(
-        resolveNode(list[i], path, `${namePrefix}replica${i + 1}`, 'replica', dialect, defaults, registry),
+        resolveNode(
+          list[i],
+          path,
+          `${namePrefix}replica${i + 1}`,
+          'replica',
+          dialect,
+          defaults,
+          registry,
+          checkPoolOptions,
+        ),
       )
     }
   }
@@ -151,6 +164,7 @@ export function resolveNode(
   dialect: Dialect,
   defaults: NodeDefaults,
   registry: NodeRegistry,
+  checkPoolOptions?: PoolChecker,
 ): ResolvedNode {
   let config: PlainObject = {}
   let urlPath = path
@@ -173,7 +187,10 @@ export function resolveNode(
   for (const secret of url.secrets) registry.secrets.add(secret)
 
   const weight = checkNumber(config.weight, `${path}.weight`, { min: 0, default: 1 })
-  const pool = { ...defaults.pool, ...checkPool(config.pool, `${path}.pool`) }
+  const pool = { ...defaults.pool, ...checkPool(config.pool, `${path}.pool`, checkPoolOptions) }
+  // A password given in pool options is a secret too: redacted from error messages and events.
+  for (const [key, value] of Object.entries(pool))
+    if (/password/i.test(key) && typeof value === 'string' && value !== '') registry.secrets.add(value)
   const queryTimeoutMs = checkMs(
     config.queryTimeoutMs,
     `${path}.queryTimeoutMs`,

@@ -296,6 +296,45 @@ describe('resolveConfig: valid options', () => {
     expect(config.secrets).toEqual(['p@ss/word', 'p%40ss%2Fword', 'plain', 'q&p', 'q%26p'])
   })
 
+  it('collects passwords given in pool options too (router, shard and node level)', () => {
+    const config = resolveConfig({
+      driver,
+      primary: 'postgres://app@db1/app',
+      replicas: [{ url: 'postgres://app@db2/app', pool: { password: 'node-pw' } }],
+      pool: { password: 'router-pw', max: 3 },
+    })
+    expect([...config.secrets].sort()).toEqual(['node-pw', 'router-pw'])
+  })
+
+  it("passes each pool object to the driver's checkPoolOptions with its path, before any pool is made", () => {
+    const seen: Array<[string, Record<string, unknown>]> = []
+    const checking = {
+      ...fakeDriver(),
+      checkPoolOptions(pool: Readonly<Record<string, unknown>>, path: string) {
+        seen.push([path, { ...pool }])
+        if (pool.bad !== undefined) throw new ConfigError(`${path}.bad`, 'unknown option "bad"')
+      },
+    }
+    resolveConfig({
+      driver: checking,
+      primary: { url: 'postgres://app@db1/app', pool: { a: 1 } },
+      replicas: ['postgres://app@db2/app', { url: 'postgres://app@db3/app', pool: { b: 2 } }],
+      pool: { max: 3 },
+    })
+    expect(seen).toEqual([
+      ['pool', { max: 3 }],
+      ['primary.pool', { a: 1 }],
+      ['replicas[1].pool', { b: 2 }],
+    ])
+    expect(() =>
+      resolveConfig({
+        driver: checking,
+        shards: { s1: { primary: 'postgres://app@db1/app', pool: { bad: 1 } } },
+        sharding: { strategy: 'hash' },
+      }),
+    ).toThrow('shards.s1.pool.bad: unknown option "bad"')
+  })
+
   it('returns a deep-frozen result', () => {
     const config = resolveConfig({
       driver,

@@ -91,8 +91,10 @@ export function resolveConfig(options: unknown): ResolvedConfig {
   const o = checkObject(options, '', 'the router options object { driver, primary, replicas?, ... }')
   checkKeys(o, '', ROUTER_KEYS)
   const driver = checkDriver(o.driver)
+  const checkPoolOptions =
+    typeof driver.checkPoolOptions === 'function' ? driver.checkPoolOptions.bind(driver) : undefined
   const defaults = {
-    pool: Object.freeze(checkPool(o.pool, 'pool')),
+    pool: Object.freeze(checkPool(o.pool, 'pool', checkPoolOptions)),
     queryTimeoutMs: checkMs(o.queryTimeoutMs, 'queryTimeoutMs', 0, false, 0),
     connectTimeoutMs: checkMs(o.connectTimeoutMs, 'connectTimeoutMs', 0, true, 5000),
   }
@@ -124,7 +126,7 @@ export function resolveConfig(options: unknown): ResolvedConfig {
       const shard = checkObject(shards[name], path, 'a shard object { primary, replicas?, ... }')
       checkKeys(shard, path, SHARD_KEYS)
       const shardDefaults = {
-        pool: Object.freeze({ ...defaults.pool, ...checkPool(shard.pool, `${path}.pool`) }),
+        pool: Object.freeze({ ...defaults.pool, ...checkPool(shard.pool, `${path}.pool`, checkPoolOptions) }),
         queryTimeoutMs: checkMs(
           shard.queryTimeoutMs,
           `${path}.queryTimeoutMs`,
@@ -140,7 +142,15 @@ export function resolveConfig(options: unknown): ResolvedConfig {
           defaults.connectTimeoutMs,
         ),
       }
-      const nodes = resolveClusterNodes(shard, path, `${name}.`, driver.dialect, shardDefaults, registry)
+      const nodes = resolveClusterNodes(
+        shard,
+        path,
+        `${name}.`,
+        driver.dialect,
+        shardDefaults,
+        registry,
+        checkPoolOptions,
+      )
       clusters.push(
         Object.freeze({
           name,
@@ -164,7 +174,7 @@ export function resolveConfig(options: unknown): ResolvedConfig {
     if (o.sharding !== undefined) {
       throw new ConfigError('sharding', 'only with "shards": configure the shards the keys are spread over')
     }
-    const nodes = resolveClusterNodes(o, '', '', driver.dialect, defaults, registry)
+    const nodes = resolveClusterNodes(o, '', '', driver.dialect, defaults, registry, checkPoolOptions)
     clusters.push(
       Object.freeze({
         name: 'default',

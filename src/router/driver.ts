@@ -21,7 +21,7 @@ export type ErrorClass =
   | 'timeout'
   /** The server refused a write in a read-only transaction or on a standby. */
   | 'read-only'
-  /** Anything else (syntax, constraint, permission...): the node is fine; never retried. */
+  /** Anything else (syntax, constraint, permission, an exhausted pool...): the node is fine; never retried. */
   | 'statement'
 
 /** What the driver needs to open connections to one node. */
@@ -116,6 +116,14 @@ export interface Driver<Conn = unknown> {
    * connection dying never crashes the process; such errors are passed to `onError`.
    */
   createPool(node: DriverNodeOptions, onError: (err: unknown) => void): DriverPool<Conn>
+  /**
+   * Optional: checks one `pool` options object as written at `path` (`pool`, `shards.s1.pool`,
+   * `replicas[1].pool`; `replica.pool` for `addReplica`), throwing a `ConfigError` whose path names
+   * the offending key (`replicas[1].pool.idleTimeoutMilis`) for an unknown option ("unknown
+   * option ..." with a "did you mean") or a bad value. `createRouter` calls it for every `pool`
+   * object before any pool is created; `createPool` gets the merged options and may check again.
+   */
+  checkPoolOptions?(pool: Readonly<Record<string, unknown>>, path: string): void
   /** Runs one statement (SQL text, or a driver query config object) on a checked-out connection. */
   execute(conn: Conn, stmt: Statement, params: readonly unknown[] | undefined): Promise<QueryResult>
   /**

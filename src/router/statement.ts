@@ -1,3 +1,4 @@
+import { PoolExhaustedError } from '../errors/pool-exhausted-error.js'
 import type { Driver, ErrorClass } from './driver.js'
 import { NodeAbortError } from './router-node.js'
 
@@ -29,9 +30,14 @@ export function runsOneStatement(
   return Array.isArray(values) && values.length > 0
 }
 
-/** Classifies an error, treating work aborted by the router (node marked down) as a connection error. */
+/**
+ * Classifies an error, treating work aborted by the router (node marked down) as a connection
+ * error and an exhausted pool ({@link PoolExhaustedError}) as a `statement` error: the node is
+ * fine, so it is neither marked down nor is the read retried elsewhere.
+ */
 export function classifyError(driver: Driver, err: unknown): ErrorClass {
   if (err instanceof NodeAbortError) return 'connection'
+  if (err instanceof PoolExhaustedError) return 'statement'
   return driver.classify(err)
 }
 

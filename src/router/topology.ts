@@ -3,6 +3,7 @@ import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
 import { UnknownShardError } from '../errors/unknown-shard-error.js'
 import type { HealthMonitor } from '../health/health-monitor.js'
 import type { Cluster } from './cluster.js'
+import type { PoolChecker } from './config-checks.js'
 import { NodeRegistry, parseNodeUrl, resolveNode } from './config-nodes.js'
 import type { Dialect } from './driver.js'
 import type { RouterEmitter } from './events.js'
@@ -20,6 +21,8 @@ export interface DrainOptions {
 export interface TopologyDeps {
   readonly clusters: readonly Cluster[]
   readonly dialect: Dialect
+  /** The driver's check of `pool` options, if it has one. */
+  readonly checkPoolOptions?: PoolChecker | undefined
   readonly monitor: HealthMonitor
   readonly events: RouterEmitter
 }
@@ -69,6 +72,7 @@ export async function addReplica(
     deps.dialect,
     cluster.defaults,
     registry,
+    deps.checkPoolOptions,
   )
   const node = cluster.addReplica(resolved)
   deps.events.emit('node:added', { cluster: cluster.name, node: node.name, role: node.role })
@@ -146,6 +150,7 @@ export class RouterTopology {
     this.#deps = {
       clusters: core.clusters,
       dialect: core.driver.dialect,
+      checkPoolOptions: core.driver.checkPoolOptions?.bind(core.driver),
       monitor: core.monitor,
       events: core.events,
     }

@@ -14,6 +14,7 @@ import {
   createRouter,
   type DriverNodeOptions,
   type DriverPool,
+  PoolExhaustedError,
   ReadOnlyViolationError,
   type Router,
 } from '../../src/index.js'
@@ -462,6 +463,68 @@ describe('classify real errors', () => {
         pool.release(conn, false)
       }
     })
+  })
+})
+
+describe('a full pool (queueLimit, waitForConnections: false)', () => {
+  /** A router whose primary pool has one connection, held by a SLEEP(1) when `hold` runs. */
+  async function fullPool(pool: Record<string, unknown>) {
+    const r = createRouter({
+      driver: mysql2Driver(),
+      primary: { name: 'primary', url: cluster.primary.url },
+      healthCheck: false,
+      connectTimeoutMs: 2000,
+      pool: { connectionLimit: 1, ...pool },
+    })
+    const blamed: string[] = []
+    for (const name of ['node:suspect', 'node:down', 'retry'] as const) r.on(name, () => blamed.push(name))
+    let busyDone = false
+    const busy = r.query('SELECT SLEEP(1)').then(() => {
+      busyDone = true
+    })
+    const held = () => r.stats().nodes[0]!.inFlight === 1 && r.stats().nodes[0]!.pool.total === 1
+    for (let i = 0; i < 200 && !held(); i++) await sleep(10)
+    expect(held()).toBe(true)
+    return { r, blamed, busy, busyDone: () => busyDone }
+  }
+
+  it('past queueLimit a checkout fails at once with PoolExhaustedError (mysql2 error as cause); the node stays up', async () => {
+    const { r, blamed, busy, busyDone } = await fullPool({ queueLimit: 1 })
+    try {
+      const waiting = r.query('SELECT 1 AS one')
+      for (let i = 0; i < 200 && r.stats().nodes[0]!.pool.waiting !== 1; i++) await sleep(10)
+      expect(r.stats().nodes[0]!.pool.waiting).toBe(1)
+      const err = await failure(r.query('SELECT 2'))
+      expect(busyDone()).toBe(false)
+      expect(err).toBeInstanceOf(PoolExhaustedError)
+      const e = err as PoolExhaustedError
+      expect([e.node, e.reason, e.max, e.waiting, e.limit]).toEqual(['primary', 'queue-full', 1, 1, 1])
+      expect((e.cause as Error).message).toBe('Queue limit reached.')
+      expect(((await waiting).rows as { one: number }[])[0]?.one).toBe(1)
+      await busy
+      expect(blamed).toEqual([])
+      expect(r.stats().nodes[0]!.state).toBe('up')
+    } finally {
+      await r.close()
+    }
+  })
+
+  it('waitForConnections: false fails a checkout of a full pool at once', async () => {
+    const { r, blamed, busy, busyDone } = await fullPool({ waitForConnections: false })
+    try {
+      const err = await failure(r.query('SELECT 2'))
+      expect(busyDone()).toBe(false)
+      expect(err).toBeInstanceOf(PoolExhaustedError)
+      expect([(err as PoolExhaustedError).reason, (err as PoolExhaustedError).limit]).toEqual([
+        'queue-full',
+        0,
+      ])
+      expect(((err as PoolExhaustedError).cause as Error).message).toBe('No connections available.')
+      await busy
+      expect(blamed).toEqual([])
+    } finally {
+      await r.close()
+    }
   })
 })
 
