@@ -1,3 +1,4 @@
+import { ConfigFileError } from '../config-file/config-file-error.js'
 import { loadConfigFile } from '../config-file/load-config.js'
 import type { ResolvedConfig } from '../router/resolved-config.js'
 import type { Ansi } from './ansi.js'
@@ -6,7 +7,9 @@ import { parseCommandArgs } from './parse-command-args.js'
 
 /**
  * `routemate check [config]`: loads and validates the file; prints
- * `✓ routemate.config.yaml is valid: 2 shards, 6 nodes (postgres)` or the error. Exit 0 or 1.
+ * `✓ routemate.config.yaml is valid: 2 shards, 6 nodes (postgres)`, or every problem of the file
+ * (`✗ routemate.config.yaml:4:12 primary.url: ...`, one line each, in file order, then
+ * `routemate.config.yaml: 3 errors` when there are several). Exit 0 or 1.
  */
 export async function checkCommand(
   args: readonly string[],
@@ -23,7 +26,7 @@ export async function checkCommand(
   try {
     loaded = await loadConfigFile(positionals[0], { env: io.env, cwd: io.cwd ?? process.cwd() })
   } catch (err) {
-    io.stderr.write(`${c.red('✗')} ${errorText(err)}\n`)
+    io.stderr.write(failureText(err, c))
     return 1
   }
   io.stdout.write(`${c.green('✓')} ${loaded.file.displayName} is valid: ${describeConfig(loaded.resolved)}\n`)
@@ -40,6 +43,24 @@ export function describeConfig(resolved: ResolvedConfig): string {
   const [cluster] = resolved.clusters
   if (cluster?.discovery) return `${count(nodes, 'node', 'nodes')}, roles discovered${dialect}`
   return `1 primary, ${count(cluster?.replicas.length ?? 0, 'replica', 'replicas')}${dialect}`
+}
+
+/**
+ * Why a config file could not be loaded, for the terminal: `✗ <problem>` per problem of the file,
+ * then a count line when there are several.
+ */
+export function failureText(err: unknown, c: Ansi): string {
+  const lines = problemLines(err)
+  const out = lines.map((line) => `${c.red('✗')} ${line}\n`).join('')
+  return lines.length > 1 ? `${out}${errorText(err).split('\n')[0]}\n` : out
+}
+
+/** The problems of a config file error, one located line each; the message of any other error. */
+export function problemLines(err: unknown): string[] {
+  if (err instanceof ConfigFileError && (err.errors.length > 1 || err.message.includes('\n'))) {
+    return err.errors.map((p) => p.message)
+  }
+  return [errorText(err)]
 }
 
 /** An error's message (config errors are already redacted). */

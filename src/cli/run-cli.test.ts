@@ -122,6 +122,53 @@ describe('runCli', () => {
     })
   })
 
+  it('check: every error of a file, one line each in file order, then a count', async () => {
+    file(
+      'many.yaml',
+      [
+        'driver: pg',
+        `primary: postgres://app:${SECRET}@h0/app`,
+        'replicas:',
+        '  - postgres://app:${PW}@h1/app',
+        '  - { url: "postgres://app@h2/app", wieght: 2 }',
+        'healthCheck: { intervalMs: 1 }',
+        'pool: &p { max: 1, again: *p }',
+      ].join('\n'),
+    )
+    const r = await run(['check', 'many.yaml'])
+    expect(r).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: [
+        '✗ many.yaml:4:20 replicas[0]: environment variable PW is not set (use ${PW:-default} for a default)',
+        '✗ many.yaml:7:27 alias *p is inside the node &p it refers to: a cycle',
+        'many.yaml: 2 errors',
+        '',
+      ].join('\n'),
+    })
+    file('many.yaml', readFileSync(join(dir, 'many.yaml'), 'utf8').replace(', again: *p', ''))
+    const r2 = await run(['check', 'many.yaml'], { isTTY: true })
+    expect(r2.code).toBe(1)
+    expect(r2.stderr.split('\n')).toEqual([
+      `${ESC}31m✗${ESC}39m many.yaml:4:20 replicas[0]: environment variable PW is not set (use \${PW:-default} for a default)`,
+      `${ESC}31m✗${ESC}39m many.yaml:5:37 replicas[1].wieght: unknown option "wieght" (did you mean "weight"?); expected one of: name, url, weight, pool, queryTimeoutMs, connectTimeoutMs`,
+      `${ESC}31m✗${ESC}39m many.yaml:6:28 healthCheck.intervalMs: expected an integer >= 2, got 1`,
+      'many.yaml: 3 errors',
+      '',
+    ])
+    const json = await run(['status', 'many.yaml', '--json'])
+    expect(json.code).toBe(1)
+    const body = JSON.parse(json.stdout) as { ok: boolean; error: string; errors: string[] }
+    expect(body.ok).toBe(false)
+    expect(body.error.split('\n')[0]).toBe('many.yaml: 3 errors')
+    expect(body.errors).toEqual([
+      'many.yaml:4:20 replicas[0]: environment variable PW is not set (use ${PW:-default} for a default)',
+      'many.yaml:5:37 replicas[1].wieght: unknown option "wieght" (did you mean "weight"?); expected one of: name, url, weight, pool, queryTimeoutMs, connectTimeoutMs',
+      'many.yaml:6:28 healthCheck.intervalMs: expected an integer >= 2, got 1',
+    ])
+    for (const out of [r, r2, json]) expect(`${out.stdout}${out.stderr}`).not.toContain(SECRET)
+  })
+
   it('colours only on a TTY without NO_COLOR; FORCE_COLOR forces them', async () => {
     file('ok.yaml', 'driver: pg\nprimary: postgres://app@h0/app\n')
     expect((await run(['check', 'ok.yaml'])).stdout).not.toContain(ESC)

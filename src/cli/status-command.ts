@@ -3,7 +3,7 @@ import type { HealthCheckConfig, RouterOptions } from '../router/options.js'
 import { createRouter, type Router } from '../router/router.js'
 import { redactSecrets, redactUrl } from '../util/redact.js'
 import type { Ansi } from './ansi.js'
-import { errorText } from './check-command.js'
+import { errorText, failureText, problemLines } from './check-command.js'
 import type { CliIo } from './cli-io.js'
 import { parseCommandArgs } from './parse-command-args.js'
 import { startSpinner } from './spinner.js'
@@ -37,7 +37,14 @@ export async function statusCommand(
   try {
     loaded = await loadConfigFile(positionals[0], { env: io.env, cwd: io.cwd ?? process.cwd() })
   } catch (err) {
-    return fail(io, c, json, errorText(err))
+    if (json) {
+      const errors = problemLines(err)
+      const body = { version: 1, ok: false, error: errorText(err), ...(errors.length > 1 ? { errors } : {}) }
+      io.stdout.write(`${JSON.stringify(body, null, 2)}\n`)
+    } else {
+      io.stderr.write(failureText(err, c))
+    }
+    return 1
   }
   const secrets = [...loaded.secrets].sort((a, b) => b.length - a.length)
   const redact = (text: string) => redactUrl(redactSecrets(text, secrets))

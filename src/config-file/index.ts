@@ -11,7 +11,13 @@
  *
  * @module
  */
-export { ConfigFileError, type ConfigFileErrorInit } from './config-file-error.js'
+export {
+  ConfigFileError,
+  type ConfigFileErrorInit,
+  type ConfigFileProblem,
+  type ConfigFileProblemInit,
+} from './config-file-error.js'
+export { CONFIG_FILE_LIMITS } from './config-file-limits.js'
 export { CONFIG_FILE_DRIVERS } from './file-options.js'
 export {
   CONFIG_FILE_NAMES,

@@ -1,10 +1,8 @@
-import { ConfigError } from '../errors/config-error.js'
-import { resolveConfig } from '../router/config.js'
 import type { RouterOptions } from '../router/options.js'
 import type { ResolvedConfig } from '../router/resolved-config.js'
 import { createRouter, type Router } from '../router/router.js'
+import { collectConfigErrors } from './collect-config-errors.js'
 import { ConfigFileContext } from './config-file-context.js'
-import { ConfigFileError } from './config-file-error.js'
 import { fileToRouterOptions } from './file-options.js'
 import { type FoundConfigFile, findConfigFile } from './find-config-file.js'
 import { parseConfigFile } from './parse-config-file.js'
@@ -47,15 +45,17 @@ export async function loadConfigFile(
   const env = options.env ?? process.env
   const found = findConfigFile(path, env, options.cwd ?? process.cwd())
   const ctx = new ConfigFileContext(found, env)
-  const data = await parseConfigFile(ctx)
-  const { options: routerOptions, driverName } = await fileToRouterOptions(ctx, data)
-  let resolved: ResolvedConfig
-  try {
-    resolved = resolveConfig(routerOptions)
-  } catch (err) {
-    if (!(err instanceof ConfigError) || err instanceof ConfigFileError) throw err
-    const reason = err.path === '' ? err.message : err.message.slice(err.path.length + 2)
-    throw ctx.fail(err.path, reason, reason.startsWith('unknown option') ? 'key' : 'value')
+  const { data, failedPaths } = await parseConfigFile(ctx)
+  const file = await fileToRouterOptions(ctx, data)
+  const reported = [...failedPaths, ...file.reported]
+  const resolved =
+    file.validationDriver === undefined
+      ? undefined
+      : collectConfigErrors(ctx, data, file.validationDriver, reported)
+  ctx.throwIfProblems()
+  const { options: routerOptions, driverName } = file
+  if (resolved === undefined || routerOptions === undefined || driverName === undefined) {
+    throw ctx.fail('', 'the options could not be checked', 'none') // not reached: a problem is always recorded
   }
   for (const s of resolved.secrets) ctx.addSecret(s)
   return Object.freeze({
@@ -79,9 +79,12 @@ export async function loadConfigFile(
  * - `balancer` and `sharding.strategy` must be built-in names; `sharding.lookup` is not allowed
  *   (functions and objects cannot come from a file).
  *
- * Every problem is a {@link ConfigFileError} (a `ConfigError`) naming the file, the option's path
- * and, where known, its line and column; passwords — in URLs or read from the environment — never
- * appear in it. Needs the `yaml` package (for JSON files too).
+ * Problems are reported together, in one {@link ConfigFileError} (a `ConfigError`) listing every
+ * one found in one run, in file order, in `errors`: syntax errors, alias problems, bad references
+ * and the options `createRouter` rejects, each naming the file, the option's path and, where
+ * known, its line and column; passwords — in URLs or read from the environment — never appear in
+ * it. Files are read within {@link CONFIG_FILE_LIMITS} (at most 1 MiB, nesting 64 levels deep,
+ * 100 000 values with aliases expanded). Needs the `yaml` package (for JSON files too).
  *
  * @example
  * ```ts

@@ -1,7 +1,8 @@
 /**
  * The `routemate` CLI against real clusters: `status` in-process through `runCli` (all up, a
- * replica killed, the primary killed, --json, colours, passwords), one `status` on MariaDB, and
- * one smoke test of the built executable `dist/cli/main.js`.
+ * replica killed, the primary killed, --json, colours, passwords), one `status` on MariaDB, one
+ * smoke test of the built executable `dist/cli/main.js`, and its `check` of hostile and invalid
+ * files (every error, with lines).
  */
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: config texts with ${ENV} references
 import { spawnSync } from 'node:child_process'
@@ -257,5 +258,64 @@ describe('routemate status (mariadb)', () => {
     expect(table.get('primary')?.slice(2, 5)).toEqual(['primary', 'primary', 'up'])
     expect(table.get('replica1')?.slice(2, 5)).toEqual(['replica', 'replica', 'up'])
     expect(r.all).not.toContain(secret)
+  })
+})
+
+describe('routemate check (built executable)', () => {
+  it('prints every error of a hostile file with its line, redacted, and exits 1', () => {
+    const main = resolve(__dirname, '../../dist/cli/main.js')
+    const bomb = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for (const [name, prev] of ['ba', 'cb', 'dc', 'ed', 'fe', 'gf']) {
+      bomb.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(',')}]`)
+    }
+    writeFileSync(
+      join(dir, 'hostile.yaml'),
+      [
+        'driver: pg',
+        `primary: &h { url: "postgres://app:${WRONG}@db1/app", <<: *h }`,
+        'replicas:',
+        '  - postgres://app:${DB_PASSWORD}@db2/app',
+        ...bomb,
+      ].join('\n'),
+    )
+    writeFileSync(
+      join(dir, 'invalid.yaml'),
+      [
+        'driver: pg',
+        `primary: mysql://app:${WRONG}@db1/app`,
+        'replicas:',
+        '  - postgres://app:${DB_PASSWORD}@db2/app',
+        '  - { url: "postgres://app@db3/app", weight: -1 }',
+        'maxReplicationLagMs: soon',
+      ].join('\n'),
+    )
+    const check = (file: string) =>
+      spawnSync(process.execPath, [main, 'check', file], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '' },
+        encoding: 'utf8',
+        timeout: 30_000,
+      })
+    const hostile = check('hostile.yaml')
+    expect(hostile.status).toBe(1)
+    expect(hostile.stdout).toBe('')
+    expect(hostile.stderr.split('\n')).toEqual([
+      '✗ hostile.yaml:2:65 alias *h is inside the node &h it refers to: a cycle',
+      '✗ hostile.yaml:4:20 replicas[0]: environment variable DB_PASSWORD is not set (use ${DB_PASSWORD:-default} for a default)',
+      '✗ hostile.yaml:10:8 alias *e takes the file past 100000 values once aliases are expanded (an alias bomb?)',
+      'hostile.yaml: 3 errors',
+      '',
+    ])
+    const invalid = check('invalid.yaml')
+    expect(invalid.status).toBe(1)
+    expect(invalid.stderr.split('\n')).toEqual([
+      '✗ invalid.yaml:2:10 primary: expected a postgres:// URL (or postgresql://), got "mysql://app:***@db1/app" (the driver speaks postgres, not mysql)',
+      '✗ invalid.yaml:4:20 replicas[0]: environment variable DB_PASSWORD is not set (use ${DB_PASSWORD:-default} for a default)',
+      '✗ invalid.yaml:5:46 replicas[1].weight: expected a number >= 0, got -1',
+      '✗ invalid.yaml:6:22 maxReplicationLagMs: expected a number >= 0, got "soon"',
+      'invalid.yaml: 4 errors',
+      '',
+    ])
+    for (const r of [hostile, invalid]) expect(`${r.stdout}${r.stderr}`).not.toContain(WRONG)
   })
 })
