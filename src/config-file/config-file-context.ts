@@ -1,5 +1,5 @@
 import type { Document, LineCounter } from 'yaml'
-import { redactSecrets, redactUrl } from '../util/redact.js'
+import { passwordsIn, redactSecrets, redactUrl } from '../util/redact.js'
 import { ConfigFileError } from './config-file-error.js'
 import type { FoundConfigFile } from './find-config-file.js'
 import { locatePath, type YamlIdentity } from './locate-path.js'
@@ -36,8 +36,7 @@ export class ConfigFileContext {
 
   /** Adds the passwords found in a text (`scheme://user:password@`, `password=`), raw and decoded. */
   addSecretsFrom(text: string): void {
-    for (const m of text.matchAll(/:\/\/[^:/?#@\s]*:([^@\s]*)@/g)) this.#addSecret(m[1]!)
-    for (const m of text.matchAll(/[?&;\s](?:password|pass|pwd)=([^&;\s"']*)/gi)) this.#addSecret(m[1]!)
+    for (const secret of passwordsIn(text)) this.#addSecret(secret)
   }
 
   /** Adds a secret (and its percent-decoded and -encoded forms). */
