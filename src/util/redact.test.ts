@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { redactSecrets, redactUrl } from './redact.js'
-import { controlOf, leaks, TRICKY_PASSWORDS, writtenForms } from './tricky-passwords.case.js'
+import { passwordsIn, redactSecrets, redactUrl, redactUrlValue, withoutUserInfo } from './redact.js'
+import { controlOf, fragments, leaks, TRICKY_PASSWORDS, writtenForms } from './tricky-passwords.case.js'
 
 /** `postgres://app:<form>@db1.example:5432/shop?sslmode=disable` and friends, for one way of writing the password. */
 const urls = (form: string): string[] => [
@@ -104,5 +104,60 @@ describe('redactSecrets', () => {
 
   it('replaces every occurrence of a secret, longest first', () => {
     expect(redactSecrets('a hunter2 b hunter22', ['hunter2', 'hunter22'])).toBe('a *** b ***')
+  })
+})
+
+describe('redactUrlValue, withoutUserInfo, passwordsIn', () => {
+  it('redactUrlValue: a value without "//" has its user info before the last "@"', () => {
+    expect(redactUrlValue('app:pw@db1/app')).toBe('app:***@db1/app')
+    expect(redactUrlValue('app:Wv//@@##??@db1')).toBe('app:***@db1')
+    expect(redactUrlValue('postgres:// app:pw@db1/app')).toBe('postgres://***@db1/app')
+    expect(redactUrlValue('replica-1')).toBe('replica-1')
+  })
+
+  it('withoutUserInfo drops the user too', () => {
+    expect(withoutUserInfo('postgres://app:p@ss/w#rd@db1:5432/app')).toBe('postgres://***@db1:5432/app')
+    expect(withoutUserInfo('postgres://db1/app')).toBe('postgres://db1/app')
+  })
+
+  it('passwordsIn: the whole password of each URL line, and password parameters', () => {
+    const text = [
+      'primary: postgres://app:p@ss/w#rd@db1:5432/app',
+      'replicas:',
+      '  - "mysql://app:Sec:ret@db2/app"',
+      '  - postgres://app@db3/app?sslmode=require&password=q1',
+      '  - postgres://db4/app',
+    ].join('\n')
+    expect(passwordsIn(text)).toEqual(['p@ss/w#rd', 'Sec:ret', 'q1'])
+  })
+})
+
+describe('the leak check', () => {
+  it('has at least 20 passwords: reserved characters, spaces, a tab, unicode, "%", 1 and 2 characters', () => {
+    expect(TRICKY_PASSWORDS.length).toBeGreaterThanOrEqual(20)
+    for (const re of [/[@/#?:]/, / /, /\t/, /[^ -~\t\n]/, /%/])
+      expect(TRICKY_PASSWORDS.some((p) => re.test(p))).toBe(true)
+    expect(TRICKY_PASSWORDS.some((p) => p.length === 1)).toBe(true)
+    expect(TRICKY_PASSWORDS.some((p) => [...p].length === 2)).toBe(true)
+  })
+
+  it('catches the leaks of the issue, and not the words a control run shows too', () => {
+    const p = 'p@ss/w#rd'
+    const control = controlOf(p)
+    expect(control).toBe('Z@ZZ/Z#ZE')
+    const old = 're***licas[0].url: same server as ***rimary (ss:5432/w)'
+    const oldControl = 'replicas[0].url: same server as primary (ZZ:5432/Z)'
+    expect(leaks([p], old, oldControl)).toEqual(expect.arrayContaining(['ss', '/w']))
+    expect(leaks(['Sup3rS3cret'], 'app:***@Sup3rS3cret@db1', 'app:***@ZZZ7ZZ7ZEZEZ@db1')).toContain(
+      'Sup3rS3cret',
+    )
+    const fine = 'wrong password for "app"; see the docs'
+    expect(leaks([p], fine, fine)).toEqual([])
+    expect(fragments('abc')).toEqual(['ab', 'abc', 'bc'])
+  })
+
+  it('by presence, for outputs whose lines vary', () => {
+    expect(leaks(['Qx'], 'a\nQx', 'a\nZZ', true)).toEqual(['Qx'])
+    expect(leaks(['read'], 'read\nread', 'read', true)).toEqual([])
   })
 })

@@ -81,9 +81,10 @@ function parameterCuts(text: string): Cut[] {
 
 /**
  * Redacts passwords from a text that may contain URLs (a message, a driver error, a URL): the
- * user info after every `scheme://`, up to the last `@` of the text
- * (`postgres://app:p@ss/w#rd@db:5432/app` → `postgres://app:***@db:5432/app`), and the values of
- * `password=` parameters, up to the next `&`. The user stays when it is a plain user name;
+ * user info after the first `scheme://` (one followed by a space or `)` is prose, as in "a
+ * postgres:// URL"), up to the last `@` of the text — any later URL is inside it
+ * (`postgres://app:p@ss/w#rd@db:5432/app` → `postgres://app:***@db:5432/app`) — and the values of
+ * `password=` parameters, up to the next `&name=`. The user stays when it is a plain user name;
  * otherwise the whole user info becomes `***`. Redacting twice changes nothing. Never throws.
  *
  * @example
@@ -117,9 +118,10 @@ function cutsWithUserInfo(text: string, start: number, end: number): Cut[] {
 }
 
 /**
- * Redacts a string given where a URL was expected (a config value): as {@link redactUrl} when it
- * starts with `scheme://`; otherwise everything before its last `@` is user info
- * (`app:pw@db1/app` → `app:***@db1/app`, `me:a//b@db1` → `me:***@db1`).
+ * Redacts a string that is (or was given as) one URL, such as a config value or a node's URL:
+ * its user info runs from after a leading `scheme://` (from the start, without one) to its last
+ * `@` (`postgres:// app:pw@db1/app` → `postgres://***@db1/app`, `app:pw@db1/app` →
+ * `app:***@db1/app`); `password=` parameters as in {@link redactUrl}.
  */
 export function redactUrlValue(text: string): string {
   const at = text.lastIndexOf('@')

@@ -71,18 +71,28 @@ function count(haystack: string, needle: string): number {
 
 /**
  * The fragments of `secrets` (a password and the forms it was written in) that occur more often
- * in `output` than in `control` (the same scenario run with the control password). Only fragments
- * that differ from the control's (that contain a replaced character) can be told apart, so they
- * alone are checked. Empty when nothing leaked.
+ * in `output` than in `control` (the same scenario run with the control password); with
+ * `presence`, for outputs whose lines vary from run to run (timings, retries), those that occur in
+ * `output` and not at all in `control`. Only fragments that differ from the control's (that
+ * contain a replaced character) can be told apart, so they alone are checked. Empty when nothing
+ * leaked.
  */
-export function leaks(secrets: readonly string[], output: string, control: string): string[] {
+export function leaks(
+  secrets: readonly string[],
+  output: string,
+  control: string,
+  presence = false,
+): string[] {
   const found = new Set<string>()
   for (const secret of secrets) {
     const replaced = controlOf(secret)
     for (const f of fragments(secret)) {
       const i = secret.indexOf(f)
       if (replaced.slice(i, i + f.length) === f) continue // made of kept characters only
-      if (count(output, f) > count(control, f)) found.add(f)
+      const leaked = presence
+        ? output.includes(f) && !control.includes(f)
+        : count(output, f) > count(control, f)
+      if (leaked) found.add(f)
     }
   }
   return [...found].sort((a, b) => b.length - a.length)
