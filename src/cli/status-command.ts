@@ -46,8 +46,7 @@ export async function statusCommand(
     }
     return 1
   }
-  const secrets = [...loaded.secrets].sort((a, b) => b.length - a.length)
-  const redact = (text: string) => redactUrl(redactSecrets(text, secrets))
+  const redact = (text: string) => redactUrl(redactSecrets(text, loaded.secrets))
   let router: Router | undefined
   let stats: ReturnType<Router['stats']>
   const nodes = loaded.resolved.clusters.reduce((n, cl) => n + cl.replicas.length + (cl.primary ? 1 : 0), 0)

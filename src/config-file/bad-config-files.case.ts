@@ -83,7 +83,7 @@ export const BAD_FILES: readonly BadFile[] = [
     name: 'routemate.config.yaml',
     text: `driver: pg\nprimary: ${PG}\nreplicas: ["postgres://app:${SECRET}@db 2/app"]\n`,
     message:
-      'routemate.config.yaml:3:12 replicas[0]: expected a postgres:// URL (or postgresql://), got "postgres://app:***@db 2/app"',
+      'routemate.config.yaml:3:12 replicas[0]: expected a postgres:// URL (or postgresql://) that parses; reserved characters in a password must be percent-encoded, e.g. with encodeURIComponent(password) ("@" is %40, ":" %3A, "/" %2F, "?" %3F, "#" %23, "%" %25, a space %20); got "postgres://***@db 2/app"',
   },
   {
     title: 'a password from the environment in a bad node name',

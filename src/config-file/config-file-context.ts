@@ -1,5 +1,5 @@
 import type { Document, LineCounter } from 'yaml'
-import { redactSecrets, redactUrl } from '../util/redact.js'
+import { passwordsIn, redactSecrets, redactUrl } from '../util/redact.js'
 import { ConfigFileError, type ConfigFileProblemInit } from './config-file-error.js'
 import { CONFIG_FILE_LIMITS } from './config-file-limits.js'
 import type { FoundConfigFile } from './find-config-file.js'
@@ -42,8 +42,7 @@ export class ConfigFileContext {
 
   /** Adds the passwords found in a text (`scheme://user:password@`, `password=`), raw and decoded. */
   addSecretsFrom(text: string): void {
-    for (const m of text.matchAll(/:\/\/[^:/?#@\s]*:([^@\s]*)@/g)) this.#addSecret(m[1]!)
-    for (const m of text.matchAll(/[?&;\s](?:password|pass|pwd)=([^&;\s"']*)/gi)) this.#addSecret(m[1]!)
+    for (const secret of passwordsIn(text)) this.#addSecret(secret)
   }
 
   /** Adds a secret (and its percent-decoded and -encoded forms). */

@@ -3,7 +3,7 @@ import type { Driver, DriverProber, ProbeResult } from '../router/driver.js'
 import type { RouterEmitter } from '../router/events.js'
 import type { ResolvedConfig } from '../router/resolved-config.js'
 import type { RouterNode } from '../router/router-node.js'
-import { redactSecrets } from '../util/redact.js'
+import { redactSecrets, redactUrl } from '../util/redact.js'
 import type { NodeState } from './node-health.js'
 
 /** Probe failure raised when the hard deadline passes. */
@@ -141,10 +141,10 @@ export class HealthMonitor {
     if (next !== undefined) this.#transition(cluster, node, next, reason, source)
   }
 
-  /** Redacts any configured password from an error's message. */
+  /** An error's message with any configured password and URL user info redacted. */
   redact(err: unknown): string {
     const msg = err instanceof Error ? err.message || err.name : String(err)
-    return redactSecrets(msg, this.#config.secrets)
+    return redactUrl(redactSecrets(msg, this.#config.secrets))
   }
 
   #applyProbe(cluster: Cluster, node: RouterNode, result: ProbeResult): void {

@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors/config-error.js'
-import { redactUrl } from '../util/redact.js'
+import { redactUrlValue } from '../util/redact.js'
 
 /**
  * Reusable checkers for validating untrusted configuration. Each one either returns the checked
@@ -27,28 +27,14 @@ export function keyPath(path: string, key: string): string {
 }
 
 /**
- * Quotes a user-given string for a message: passwords redacted (URL user info, even in strings
- * that do not parse, and `password=` parameters), long strings shortened.
+ * Quotes a user-given string for a message: passwords redacted by structure (URL user info up to
+ * the last `@`, even in strings that do not parse, and `password=` parameters), long strings
+ * shortened.
  */
 export function quote(text: string): string {
-  let safe = redactUrl(redactUserInfo(text))
+  let safe = redactUrlValue(text)
   if (safe.length > 120) safe = `${safe.slice(0, 117)}...`
   return JSON.stringify(safe)
-}
-
-/** Replaces the password of `scheme://user:password@...` with `***`, taking the last `@` as the end of the user info. */
-function redactUserInfo(text: string): string {
-  const from = text.indexOf('://') + 3
-  if (from < 3) return text
-  const rest = text.slice(from).search(/[/?#]/)
-  const end = rest < 0 ? text.length : from + rest
-  let at = text.lastIndexOf('@', end - 1)
-  // A password containing '/', '?' or '#' breaks parsing: then any later '@' may end the user info.
-  if (at < from && !URL.canParse(text)) at = text.lastIndexOf('@')
-  if (at < from) return text
-  const colon = text.indexOf(':', from)
-  if (colon < 0 || colon > at) return text
-  return `${text.slice(0, colon)}:***${text.slice(at)}`
 }
 
 /** Describes a given value for a message: `"text"` (redacted), `-1`, `NaN`, `null`, `an array`... */

@@ -12,6 +12,7 @@ import {
 } from './config-checks.js'
 import type { Dialect, NodeRole } from './driver.js'
 import type { NodeConfig } from './options.js'
+import { expectedUrl, parseNodeUrl } from './node-url.js'
 import type { ResolvedNode } from './resolved-config.js'
 
 /** The keys of a node object, kept in step with {@link NodeConfig} by the compiler. */
@@ -23,15 +24,6 @@ const NODE_KEYS = Object.keys({
   queryTimeoutMs: 1,
   connectTimeoutMs: 1,
 } satisfies Record<keyof NodeConfig, 1>)
-
-/** URL schemes each dialect accepts; the first is the one named in messages. */
-const SCHEMES: Readonly<Record<Dialect, readonly [string, string]>> = {
-  postgres: ['postgres:', 'postgresql:'],
-  mysql: ['mysql:', 'mariadb:'],
-}
-
-/** Port assumed when a URL has none, to tell whether two URLs name the same server. */
-const DEFAULT_PORTS: Readonly<Record<Dialect, string>> = { postgres: '5432', mysql: '3306' }
 
 const NAME = /^[A-Za-z0-9_.:-]{1,64}$/
 
@@ -214,60 +206,6 @@ export function resolveNode(
     queryTimeoutMs,
     connectTimeoutMs,
   })
-}
-
-function expectedUrl(dialect: Dialect): string {
-  const [main, alias] = SCHEMES[dialect]
-  return `a ${main}// URL (or ${alias}//)`
-}
-
-export interface ParsedUrl {
-  /** The URL as given. */
-  readonly text: string
-  /** `host:port/database`, lower-cased host, default port filled in. */
-  readonly server: string
-  readonly secrets: readonly string[]
-}
-
-/** Parses and checks a node URL for a dialect (`ConfigError` at `path` when it is not one). */
-export function parseNodeUrl(value: unknown, path: string, dialect: Dialect): ParsedUrl {
-  const expected = expectedUrl(dialect)
-  if (value === undefined) throw new ConfigError(path, `required; expected ${expected}`)
-  if (typeof value !== 'string') throw new ConfigError(path, `expected ${expected}, got ${describe(value)}`)
-  let url: URL
-  try {
-    url = new URL(value)
-  } catch (cause) {
-    throw new ConfigError(path, `expected ${expected}, got ${quote(value)}`, { cause })
-  }
-  if (!SCHEMES[dialect].includes(url.protocol)) {
-    const other = dialect === 'postgres' ? 'mysql' : 'postgres'
-    const hint = SCHEMES[other].includes(url.protocol) ? ` (the driver speaks ${dialect}, not ${other})` : ''
-    throw new ConfigError(path, `expected ${expected}, got ${quote(value)}${hint}`)
-  }
-  if (url.hostname === '') {
-    throw new ConfigError(path, `expected ${expected} with a host, got ${quote(value)}`)
-  }
-  const database = safeDecode(url.pathname.slice(1))
-  const server = `${url.hostname.toLowerCase()}:${url.port || DEFAULT_PORTS[dialect]}/${database}`
-  return { text: value, server, secrets: passwordsOf(url) }
-}
-
-/** The URL's password, decoded and as percent-encoded, plus a `password` query parameter (pg accepts one). */
-function passwordsOf(url: URL): string[] {
-  const found: string[] = []
-  if (url.password !== '') found.push(safeDecode(url.password), url.password)
-  const param = url.searchParams.get('password')
-  if (param) found.push(param, encodeURIComponent(param))
-  return found.filter((s) => s !== '')
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text)
-  } catch {
-    return text
-  }
 }
 
 function checkName(value: unknown, path: string): string {

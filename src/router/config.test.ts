@@ -594,7 +594,7 @@ const badConfigs: BadCase[] = [
     'port out of range',
     { driver, primary: 'postgres://db:99999/app' },
     'primary',
-    'got "postgres://db:99999/app"',
+    'bad port "99999" in "postgres://db:99999/app": expected a number from 0 to 65535',
   ],
   [
     'wrong protocol',

@@ -1,7 +1,7 @@
 import { AsyncResource } from 'node:async_hooks'
 import type { Balancer, NodeView } from '../balancer/balancer.js'
 import { NodeHealth, type NodeState } from '../health/node-health.js'
-import { redactUrl } from '../util/redact.js'
+import { redactUrlValue } from '../util/redact.js'
 import type { Driver, DriverPool, DriverProber, NodeRole, QueryResult } from './driver.js'
 import type { ResolvedHealthCheck, ResolvedNode } from './resolved-config.js'
 import { captureSettlers, JobList, RunJob, settlers } from './run-job.js'
@@ -118,7 +118,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
     this.role = options.role
     this.cluster = cluster
     this.weight = options.weight
-    this.redactedUrl = redactUrl(options.url)
+    this.redactedUrl = redactUrlValue(options.url)
     this.health = new NodeHealth(health.failureThreshold, health.successThreshold)
     this.#pool = driver.createPool(this.#poolOptions(false), onError)
   }
