@@ -48,7 +48,12 @@ export class ReadPath {
   ): Promise<QueryResult> {
     if (isEvidentWrite(textOf(sql))) return Promise.reject(readOnlyError(cluster.name))
     const token = scope.session?.positions.get(cluster.name)
-    if (token !== undefined) return this.#readAtPosition(cluster, token, sql, params)
+    if (token !== undefined) {
+      // A position from a token not yet checked against the primary: check it first, then route.
+      const check = scope.session?.settle(cluster.name)
+      if (check !== undefined) return check.then(() => this.read(cluster, scope, sql, params))
+      return this.#readAtPosition(cluster, token, sql, params)
+    }
     let node: RouterNode
     try {
       node = this.#pickRead(cluster, scope)
@@ -66,6 +71,8 @@ export class ReadPath {
     scope: Scope | undefined,
     readOnlyPoolOnPrimary: boolean,
   ): Promise<{ node: RouterNode; conn: unknown }> {
+    const check = scope?.session?.settle(cluster.name)
+    if (check !== undefined) await check // a token's position is checked before it routes
     const node = this.#pickRead(cluster, scope)
     const ro = readOnlyPoolOnPrimary && node === cluster.primary
     try {
