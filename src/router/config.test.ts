@@ -282,6 +282,9 @@ describe('resolveConfig: valid options', () => {
       'new'.repeat(6),
       'old'.repeat(6),
     ])
+    // Redacted like passwords, should a secret ever appear in a message.
+    const config = resolveConfig({ driver, primary: PRIMARY, tokens: { secret: 'k'.repeat(16) } })
+    expect(config.secrets).toContain('k'.repeat(16))
   })
 
   it('turns every balancer spec into a factory', () => {

@@ -194,6 +194,8 @@ export function resolveConfig(options: unknown): ResolvedConfig {
       )
     }
   }
+  const tokens = resolveTokens(o.tokens)
+  for (const key of tokens.keys) registry.secrets.add(key) // redacted like passwords, should one ever show
   return Object.freeze({
     driver,
     clusters: Object.freeze(clusters),
@@ -204,7 +206,7 @@ export function resolveConfig(options: unknown): ResolvedConfig {
     maxReplicationLagMs,
     fallbackToPrimary,
     readYourWrites: resolveReadYourWrites(o.readYourWrites),
-    tokens: resolveTokens(o.tokens),
+    tokens,
     retryReads: checkBoolean(o.retryReads, 'retryReads', true),
     classify: resolveClassify(o.classify, driver.dialect),
     secrets: Object.freeze([...registry.secrets]),

@@ -89,6 +89,6 @@ export interface ResolvedConfig {
   readonly retryReads: boolean
   /** The statement classifier (`classify` option), if on. */
   readonly classify: ((sql: string) => 'read' | 'write') | undefined
-  /** Passwords found in the configured URLs, to redact from any text the router prints. */
+  /** Passwords found in the configured URLs (and the token secrets), to redact from any text the router prints. */
   readonly secrets: readonly string[]
 }
