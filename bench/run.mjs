@@ -347,6 +347,19 @@ function report(result, log) {
       )
   }
 
+  const forged = result.forgedTokens
+  if (forged !== undefined) {
+    log(
+      `\n## Forged tokens (honest token-less readers' p50: forged clients vs the same clients sending no token)`,
+    )
+    for (const [dialect, modes] of Object.entries(forged.dialects))
+      for (const [mode, r] of Object.entries(modes))
+        log(
+          `${dialect} ${mode}: p50 ${fmt(r.plain.p50Ms, 3)} -> ${fmt(r.forged.p50Ms, 3)} ms, ratio ${r.forgedVsPlain.toFixed(2)} ` +
+            `(paired ${r.pairedForgedVsPlain.toFixed(2)}); forged reads on the primary: ${r.forged.served.primary ?? 0}`,
+        )
+  }
+
   const ryw = result.readYourWrites
   if (ryw !== undefined) {
     const o = result.options
@@ -488,6 +501,15 @@ async function main() {
     await pgCluster.stop()
   }
   if (parts.has('mysql2')) result.mysql2 = await mysqlThroughput(opts, log)
+  if (parts.has('tokens')) {
+    log(`\n## 7. Forged consistency tokens vs honest readers (bench/forged-tokens.mjs)`)
+    result.forgedTokens = await runScript(path.join(here, 'forged-tokens.mjs'), [
+      '--rounds',
+      String(opts.rounds),
+      '--seconds',
+      String(opts.seconds),
+    ])
+  }
 
   result.durationS = Math.round((Date.now() - started) / 100) / 10
   result.loadavgEnd = os.loadavg().map((l) => Math.round(l * 100) / 100)

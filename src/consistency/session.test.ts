@@ -1,37 +1,34 @@
 import { describe, expect, it } from 'vitest'
 import { Session } from './session.js'
 
-describe('Session tokens', () => {
-  it('round-trips the last write time and positions per cluster', () => {
+describe('Session checks', () => {
+  it('has nothing to settle by default', () => {
+    expect(new Session().settle('default')).toBeUndefined()
+  })
+
+  it('starts a check on the first settle only, shares it, and forgets it once settled', async () => {
     const s = new Session()
-    s.lastWriteAt = 1_700_000_000_000
-    s.positions.set('default', '0/3000060')
-    s.positions.set('s1', '0-1-42,1-1-7')
-    const token = s.toToken()
-    expect(token).toMatch(/^rm1\.[A-Za-z0-9_-]+$/)
-    const back = Session.fromToken(token)
-    expect(back.lastWriteAt).toBe(s.lastWriteAt)
-    expect([...back.positions]).toEqual([...s.positions])
-  })
-
-  it.each([
-    undefined,
-    '',
-    'garbage',
-    'rm1.',
-    'rm1.!!!',
-    `rm1.${Buffer.from('[1,2]').toString('base64url')}`,
-    42,
-  ])('an invalid token %j gives an empty session', (token) => {
-    const s = Session.fromToken(token)
-    expect(s.lastWriteAt).toBe(0)
-    expect(s.positions.size).toBe(0)
-  })
-
-  it('ignores ill-typed fields', () => {
-    const bad = `rm1.${Buffer.from(JSON.stringify({ w: 'x', p: { a: 1, b: '0/1' } })).toString('base64url')}`
-    const s = Session.fromToken(bad)
-    expect(s.lastWriteAt).toBe(0)
-    expect([...s.positions]).toEqual([['b', '0/1']])
+    s.positions.set('default', '0/10')
+    let runs = 0
+    let release!: () => void
+    s.addCheck('default', async () => {
+      runs++
+      await new Promise<void>((r) => {
+        release = r
+      })
+      s.positions.delete('default')
+    })
+    expect(runs).toBe(0) // lazy: nothing runs until a read asks
+    const a = s.settle('default')
+    const b = s.settle('default')
+    expect(a).toBeInstanceOf(Promise)
+    expect(b).toBe(a)
+    expect(runs).toBe(1)
+    expect(s.settle('other')).toBeUndefined()
+    release()
+    await a
+    expect(s.positions.has('default')).toBe(false)
+    expect(s.settle('default')).toBeUndefined()
+    expect(runs).toBe(1)
   })
 })

@@ -1,41 +1,45 @@
 /**
  * The unit of read-your-writes (usually one HTTP request or one user). It remembers when it last
  * wrote and, in `position` mode, the primary's position after its last write in each cluster (its
- * consistency token).
+ * consistency token). Sessions resumed from a token are made (and validated) by `TokenCodec`.
  */
 export class Session {
   /** Time of the session's last write (ms since epoch), 0 if none. */
   lastWriteAt = 0
   /** Primary position after the session's last write, per cluster (`position` mode). */
   readonly positions = new Map<string, string>()
+  /** Writes recorded in this session (since it began, or since it was resumed from a token). */
+  writes = 0
+  /** The token this session was resumed from, verbatim, if it was accepted; `undefined` for a new session. */
+  origin: string | undefined
+  /**
+   * Checks still to run before a position taken from a token may route a read of its cluster:
+   * a function until the first read asks for it, then its promise (dropped once settled).
+   */
+  #checks: Map<string, (() => Promise<void>) | Promise<void>> | undefined
 
-  /** Serializes the session as an opaque, URL-safe token (for a cookie or a header). */
-  toToken(): string {
-    const p: Record<string, string> = {}
-    for (const [k, v] of this.positions) p[k] = v
-    return `rm1.${Buffer.from(JSON.stringify({ w: this.lastWriteAt, p })).toString('base64url')}`
+  /**
+   * Registers a check of the position of `cluster` (see `settle`). `check` must not reject; it
+   * may remove or replace the position.
+   */
+  addCheck(cluster: string, check: () => Promise<void>): void {
+    if (this.#checks === undefined) this.#checks = new Map()
+    this.#checks.set(cluster, check)
   }
 
   /**
-   * Restores a session from a token made by `toToken` (possibly by another process). A token
-   * that is not one (tampered, truncated, from another app) yields an empty session: it can only
-   * make reads less fresh, never route a write.
+   * The pending check of the position of `cluster`, started on the first call and shared by the
+   * reads that wait for it; `undefined` once it has settled (or when there is none, the usual case).
    */
-  static fromToken(token: unknown): Session {
-    const s = new Session()
-    if (typeof token !== 'string' || !token.startsWith('rm1.') || token.length > 8192) return s
-    try {
-      const data = JSON.parse(Buffer.from(token.slice(4), 'base64url').toString('utf8')) as unknown
-      if (typeof data !== 'object' || data === null) return s
-      const { w, p } = data as { w?: unknown; p?: unknown }
-      if (typeof w === 'number' && Number.isFinite(w) && w >= 0) s.lastWriteAt = w
-      if (typeof p === 'object' && p !== null) {
-        for (const [k, v] of Object.entries(p))
-          if (typeof v === 'string' && v.length < 4096) s.positions.set(k, v)
-      }
-    } catch {
-      // not a token of ours: an empty session
-    }
-    return s
+  settle(cluster: string): Promise<void> | undefined {
+    const checks = this.#checks
+    if (checks === undefined) return undefined
+    const c = checks.get(cluster)
+    if (c === undefined || typeof c !== 'function') return c
+    const running = c().finally(() => {
+      checks.delete(cluster)
+    })
+    checks.set(cluster, running)
+    return running
   }
 }

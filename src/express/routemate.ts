@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { beforeHeaders, setOrAppendHeader } from '../http/before-headers.js'
+import { checkTokenSupport } from '../http/check-token-support.js'
 import type { RoutemateHttpOptions } from '../http/http-options.js'
 import { readRequestToken } from '../http/read-request-token.js'
 import { runInRequestScope } from '../http/request-scope.js'
@@ -40,7 +41,8 @@ export type RoutemateMiddleware = (
  * Errors of async handlers reach Express's error handler unchanged.
  *
  * Defaults: `token: { header: 'x-routemate-token' }`, `auto: false`. Throws `ConfigError` for
- * invalid options.
+ * invalid options, and (path `token`) when tokens are on but the router was made with
+ * `readYourWrites: false`, which would ignore them.
  *
  * @example
  * ```ts
@@ -57,6 +59,7 @@ export function routemate(router: Router, options?: RoutemateHttpOptions): Route
   if (typeof (router as Partial<Router> | undefined)?.withConsistencyToken !== 'function')
     throw new TypeError('routemate(router): expected a router made by createRouter')
   const resolved = resolveHttpOptions(options)
+  checkTokenSupport(router, resolved)
   const transport = resolved.header !== undefined || resolved.cookie !== undefined
   return function routemateMiddleware(req, res, next) {
     const token = transport ? readRequestToken(resolved, req.headers) : undefined

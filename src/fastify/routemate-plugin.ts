@@ -1,5 +1,6 @@
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { checkTokenSupport } from '../http/check-token-support.js'
 import type { RoutemateHttpOptions } from '../http/http-options.js'
 import { readRequestToken } from '../http/read-request-token.js'
 import { type RequestScope, runInRequestScope } from '../http/request-scope.js'
@@ -31,6 +32,7 @@ const plugin: FastifyPluginCallback<RoutematePluginOptions> = (fastify, options,
   let resolved: ReturnType<typeof resolveHttpOptions>
   try {
     resolved = resolveHttpOptions(rest)
+    checkTokenSupport(router, resolved)
   } catch (err) {
     done(err as Error)
     return
@@ -82,7 +84,8 @@ const plugin: FastifyPluginCallback<RoutematePluginOptions> = (fastify, options,
  * register it before the routes and before other `onRequest` / `preValidation` hooks that query.
  *
  * Defaults: `token: { header: 'x-routemate-token' }`, `auto: false`. Registration fails with
- * `ConfigError` for invalid options.
+ * `ConfigError` for invalid options, and (path `token`) when tokens are on but the router was made
+ * with `readYourWrites: false`, which would ignore them.
  *
  * @example
  * ```ts

@@ -54,8 +54,9 @@ export interface TokenTransportOptions {
  *
  * A request carrying a token of a recent write still runs `readOnly`: the router's own
  * read-your-writes logic then serves its reads from a replica that has replayed the write, or the
- * primary (`position` mode), or the primary for `windowMs` (`window` mode). With
- * `readYourWrites: false` the token routes nothing, so such reads may be stale.
+ * primary (`position` mode, the router's default), or the primary for `windowMs` (`window` mode).
+ * A router made with `readYourWrites: false` cannot honour tokens: the integrations refuse a token
+ * transport with it (`ConfigError`).
  *
  * @example
  * ```ts
@@ -80,7 +81,9 @@ export interface RoutemateHttpOptions {
   /**
    * Read-your-writes token transport. Default: `{ header: 'x-routemate-token' }` (response header
    * set after a write, request header read). `false`: no token is read or written (each request
-   * is a fresh session; its own writes are still visible to its later reads).
+   * is a fresh session; its own writes are still visible to its later reads). Tokens need a router
+   * whose `readYourWrites` is not `false` (`ConfigError` at setup otherwise); the router validates
+   * every token it receives (see `tokens` in the router options to sign them).
    */
   token?: false | TokenTransportOptions
   /**

@@ -6,6 +6,7 @@
  */
 
 export { beforeHeaders, setOrAppendHeader } from './before-headers.js'
+export { checkTokenSupport } from './check-token-support.js'
 export type {
   AutoRoleOptions,
   RoutemateHttpOptions,

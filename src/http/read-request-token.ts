@@ -20,8 +20,9 @@ export function asToken(value: string | undefined): string | undefined {
 /**
  * The consistency token a request carries: the token header, else the token cookie (when those
  * transports are on). A value that cannot be a token (garbage, oversized, repeated headers joined
- * with commas) counts as none; a well-formed but forged one yields an empty session in the
- * router. Either way it can make reads less fresh, never misroute a write.
+ * with commas) counts as none; a well-formed one is validated by the router (forged or altered
+ * parts are dropped, see `router.withConsistencyToken`). Either way it can make reads less fresh,
+ * never misroute a write, never hold reads on the primary.
  *
  * @example
  * ```ts

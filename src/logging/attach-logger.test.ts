@@ -166,6 +166,20 @@ describe('attachLogger', () => {
     expect(log.entries[0]?.obj.err).not.toBeInstanceOf(Error)
   })
 
+  it('logs token:rejected as one warn line with the counts by reason', () => {
+    const r = fakeRouter()
+    const log = capture()
+    attachLogger(r, log)
+    r.emit('token:rejected', { count: 3, reasons: { 'bad-signature': 2, 'ahead-of-primary': 1 } })
+    expect(log.entries).toEqual([
+      {
+        level: 'warn',
+        obj: { event: 'token:rejected', count: 3, reasons: { 'bad-signature': 2, 'ahead-of-primary': 1 } },
+        msg: '3 consistency token(s) or parts ignored (bad-signature: 2, ahead-of-primary: 1)',
+      },
+    ])
+  })
+
   it('detach removes every listener', () => {
     const r = fakeRouter()
     const log = capture()

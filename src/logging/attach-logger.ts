@@ -84,6 +84,12 @@ const FORMATS: { readonly [E in RouterEventName]: Formatter<E> } = {
     e.from === undefined
       ? line('info', `primary of cluster "${e.cluster}" is "${e.to}"`, e)
       : line('warn', `primary of cluster "${e.cluster}" changed from "${e.from}" to "${e.to}"`, e),
+  'token:rejected': (e) => {
+    const why = Object.entries(e.reasons)
+      .map(([r, n]) => `${r}: ${n}`)
+      .join(', ')
+    return line('warn', `${e.count} consistency token(s) or parts ignored (${why})`, e)
+  },
   retry: (e) =>
     line('debug', `read retried on "${e.to}" after a connection error on "${e.from}": ${e.error}`, {
       ...e,
@@ -115,6 +121,7 @@ export const EVENT_LOG_LEVELS: Readonly<Record<RouterEventName, LogLevel>> = Obj
   fallback: 'warn',
   'fallback:end': 'info',
   'primary:changed': 'warn',
+  'token:rejected': 'warn',
   retry: 'debug',
   error: 'error',
 })
@@ -123,7 +130,7 @@ export const EVENT_LOG_LEVELS: Readonly<Record<RouterEventName, LogLevel>> = Obj
  * Logs a router's events to `logger` (pino-compatible): one line per state change, never one per
  * query. Levels: `node:down`, `node:lagging`, `node:role-mismatch`, `fallback`, `primary:changed`
  * warn; `node:up`, `node:suspect`, `node:caught-up`, `node:role-ok`, `fallback:end`,
- * `node:added`, `node:drained`, `node:removed` info; `retry` debug; `error` error. Each line is `logger[level]({ event, ...payload }, message)`;
+ * `node:added`, `node:drained`, `node:removed` info; `token:rejected` warn; `retry` debug; `error` error. Each line is `logger[level]({ event, ...payload }, message)`;
  * errors are logged as `{ name, message, code }` with URL passwords redacted, never as the raw
  * object. routemate logs nothing unless a logger is attached. Returns the detach function.
  *

@@ -1,5 +1,6 @@
 import type { Balancer, NodeView } from '../balancer/balancer.js'
 import { LagTracker } from '../consistency/lag-tracker.js'
+import { PrimaryPosition } from '../consistency/primary-position.js'
 import type { Driver } from './driver.js'
 import type { RouterEmitter } from './events.js'
 import type { ResolvedCluster, ResolvedHealthCheck, ResolvedNode } from './resolved-config.js'
@@ -24,6 +25,8 @@ export class Cluster {
   readonly discovery: boolean
   readonly balancer: Balancer
   readonly lag: LagTracker
+  /** How far the primary is known to have got (probes, own writes, samples): checks token positions. */
+  readonly primaryPosition: PrimaryPosition
   readonly maxReplicationLagMs: number
   readonly fallbackToPrimary: boolean
   /** Usable replicas, rebuilt on change; never mutated in place. */
@@ -34,6 +37,7 @@ export class Cluster {
   fallingBack = false
   readonly #events: RouterEmitter
   readonly #make: (n: ResolvedNode) => RouterNode
+  readonly #driver: Driver
   /** What runtime-added nodes inherit. */
   readonly defaults: ResolvedCluster['defaults']
 
@@ -65,8 +69,29 @@ export class Cluster {
     this.replicas = Object.freeze(replicas)
     this.nodes = Object.freeze(this.primary === undefined ? replicas : [this.primary, ...replicas])
     this.balancer = config.balancer()
+    this.#driver = driver
     this.lag = new LagTracker((a, b) => driver.positionReached(a, b))
+    this.primaryPosition = new PrimaryPosition(
+      (a, b) => driver.positionReached(a, b),
+      this.lag,
+      () => this.#readPrimaryPosition(),
+    )
     this.rebuild()
+  }
+
+  /** The current primary's position, read on one of its pooled connections; `undefined` without a usable primary. */
+  async #readPrimaryPosition(): Promise<string | undefined> {
+    const p = this.primary
+    if (p === undefined || !p.available) return undefined
+    const conn = await p.acquire()
+    let ok = false
+    try {
+      const position = await this.#driver.positionAfterWrite(conn)
+      ok = true
+      return position
+    } finally {
+      p.release(conn, !ok)
+    }
   }
 
   /** Why a replica is not usable, or `undefined` when it is. */
@@ -130,6 +155,7 @@ export class Cluster {
     }
     this.replicas = Object.freeze(this.nodes.filter((n) => n !== next))
     this.lag.clear()
+    this.primaryPosition.clear()
     this.#events.emit('primary:changed', { cluster: this.name, from: cur?.name, to: next.name })
     this.rebuild()
     return true

@@ -117,7 +117,8 @@ describe('resolveConfig: valid options', () => {
       },
       maxReplicationLagMs: 5000,
       fallbackToPrimary: true,
-      readYourWrites: { mode: 'off' },
+      readYourWrites: { mode: 'position', maxWaitMs: 0 },
+      tokens: { keys: [] },
       retryReads: true,
       secrets: [],
     })
@@ -265,11 +266,25 @@ describe('resolveConfig: valid options', () => {
   it('resolves readYourWrites with defaults', () => {
     const rw = (readYourWrites: unknown) =>
       resolveConfig({ driver, primary: PRIMARY, readYourWrites }).readYourWrites
+    expect(rw(undefined)).toStrictEqual({ mode: 'position', maxWaitMs: 0 }) // sessions honour tokens by default
     expect(rw(false)).toStrictEqual({ mode: 'off' })
     expect(rw({ mode: 'window' })).toStrictEqual({ mode: 'window', windowMs: 2000 })
     expect(rw({ mode: 'window', windowMs: 50 })).toStrictEqual({ mode: 'window', windowMs: 50 })
     expect(rw({ mode: 'position' })).toStrictEqual({ mode: 'position', maxWaitMs: 0 })
     expect(rw({ mode: 'position', maxWaitMs: 100 })).toStrictEqual({ mode: 'position', maxWaitMs: 100 })
+  })
+
+  it('resolves token secrets: one key, or a rotation list (the first signs)', () => {
+    const keys = (tokens: unknown) => resolveConfig({ driver, primary: PRIMARY, tokens }).tokens.keys
+    expect(keys(undefined)).toStrictEqual([])
+    expect(keys({ secret: 'k'.repeat(16) })).toStrictEqual(['k'.repeat(16)])
+    expect(keys({ secret: ['new'.repeat(6), 'old'.repeat(6)] })).toStrictEqual([
+      'new'.repeat(6),
+      'old'.repeat(6),
+    ])
+    // Redacted like passwords, should a secret ever appear in a message.
+    const config = resolveConfig({ driver, primary: PRIMARY, tokens: { secret: 'k'.repeat(16) } })
+    expect(config.secrets).toContain('k'.repeat(16))
   })
 
   it('turns every balancer spec into a factory', () => {
@@ -925,6 +940,28 @@ const badConfigs: BadCase[] = [
     'readYourWrites.maxWaitMs',
     'expected an integer >= 0, got -1',
   ],
+  // tokens
+  ['tokens not an object', { ...base, tokens: 'secret' }, 'tokens', 'expected an object { secret }'],
+  ['tokens without secret', { ...base, tokens: {} }, 'tokens.secret', 'required'],
+  [
+    'tokens unknown key',
+    { ...base, tokens: { secrets: 'x'.repeat(20) } },
+    'tokens.secrets',
+    'did you mean "secret"',
+  ],
+  [
+    'tokens.secret too short',
+    { ...base, tokens: { secret: 'short' } },
+    'tokens.secret',
+    'expected a string of at least 16 characters, got a string of 5 characters',
+  ],
+  ['tokens.secret empty list', { ...base, tokens: { secret: [] } }, 'tokens.secret', 'got an empty list'],
+  [
+    'tokens.secret list with a bad key',
+    { ...base, tokens: { secret: ['k'.repeat(16), 42] } },
+    'tokens.secret[1]',
+    'got a number',
+  ],
 ]
 
 describe('resolveConfig: invalid options', () => {
@@ -956,6 +993,14 @@ describe('resolveConfig: invalid options', () => {
   ])('never puts a password in a message (%s)', (_title, options) => {
     const err = configError(() => resolveConfig(options))
     expect(err.message).not.toContain('s3cr3t')
+  })
+
+  it('never puts a token secret in a message', () => {
+    for (const secret of ['s3cr3t-pw', ['s3cr3t-pw-but-long-enough', 's3cr3t-pw']]) {
+      const err = configError(() => resolveConfig({ ...base, tokens: { secret } }))
+      expect(err.path).toMatch(/^tokens\.secret/)
+      expect(err.message).not.toContain('s3cr3t')
+    }
   })
 
   it('redacts the password but keeps the rest of the URL', () => {

@@ -22,6 +22,7 @@ import type {
   ResolvedConfig,
   ResolvedHealthCheck,
   ResolvedReadYourWrites,
+  ResolvedTokens,
 } from './resolved-config.js'
 
 /** The keys of the options object, kept in step with {@link RouterOptions} by the compiler. */
@@ -37,6 +38,7 @@ const ROUTER_KEYS = Object.keys({
   maxReplicationLagMs: 1,
   fallbackToPrimary: 1,
   readYourWrites: 1,
+  tokens: 1,
   retryReads: 1,
   classify: 1,
   queryTimeoutMs: 1,
@@ -202,6 +204,8 @@ export function resolveConfig(options: unknown): ResolvedConfig {
       )
     }
   }
+  const tokens = resolveTokens(o.tokens)
+  for (const key of tokens.keys) registry.secrets.add(key) // redacted like passwords, should one ever show
   return Object.freeze({
     driver,
     clusters: Object.freeze(clusters),
@@ -212,6 +216,7 @@ export function resolveConfig(options: unknown): ResolvedConfig {
     maxReplicationLagMs,
     fallbackToPrimary,
     readYourWrites: resolveReadYourWrites(o.readYourWrites),
+    tokens,
     retryReads: checkBoolean(o.retryReads, 'retryReads', true),
     classify: resolveClassify(o.classify, driver.dialect),
     secrets: Object.freeze([...registry.secrets]),
@@ -369,8 +374,50 @@ function resolveHealthCheck(value: unknown): ResolvedHealthCheck {
   })
 }
 
+/** The default of `readYourWrites`: sessions (one per HTTP request with the integrations) honour their tokens. */
+const DEFAULT_READ_YOUR_WRITES: ResolvedReadYourWrites = Object.freeze({ mode: 'position', maxWaitMs: 0 })
+
+/** Shortest token secret accepted, in characters. */
+const MIN_SECRET_CHARS = 16
+
+function resolveTokens(value: unknown): ResolvedTokens {
+  if (value === undefined) return Object.freeze({ keys: Object.freeze([]) })
+  const o = checkObject(value, 'tokens', 'an object { secret }')
+  checkKeys(o, 'tokens', ['secret'])
+  const secret = o.secret
+  if (secret === undefined)
+    throw new ConfigError(
+      'tokens.secret',
+      'required; expected a string or a list of strings (the first signs)',
+    )
+  const list = typeof secret === 'string' ? [secret] : secret
+  if (!Array.isArray(list) || list.length === 0)
+    throw new ConfigError(
+      'tokens.secret',
+      `expected a string or a non-empty list of strings, got ${Array.isArray(list) ? 'an empty list' : describeSecret(secret)}`,
+    )
+  const keys = list.map((key: unknown, i) => {
+    const path = typeof secret === 'string' ? 'tokens.secret' : `tokens.secret[${i}]`
+    // Never echo a secret: describe it by type and length only.
+    if (typeof key !== 'string' || key.length < MIN_SECRET_CHARS)
+      throw new ConfigError(
+        path,
+        `expected a string of at least ${MIN_SECRET_CHARS} characters, got ${describeSecret(key)}`,
+      )
+    return key
+  })
+  return Object.freeze({ keys: Object.freeze(keys) })
+}
+
+function describeSecret(value: unknown): string {
+  if (typeof value === 'string') return `a string of ${value.length} characters`
+  if (value === null) return 'null'
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`
+}
+
 function resolveReadYourWrites(value: unknown): ResolvedReadYourWrites {
-  if (value === undefined || value === false) return Object.freeze({ mode: 'off' })
+  if (value === undefined) return DEFAULT_READ_YOUR_WRITES
+  if (value === false) return Object.freeze({ mode: 'off' })
   const what = `false, { mode: "window", windowMs? } or { mode: "position", maxWaitMs? }`
   const o = checkObject(value, 'readYourWrites', what)
   const mode = o.mode

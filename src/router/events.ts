@@ -1,3 +1,4 @@
+import type { TokenRejectionReport } from '../consistency/token-audit.js'
 import type { NodeState } from '../health/node-health.js'
 import type { NodeRole } from './driver.js'
 
@@ -53,6 +54,13 @@ export interface RouterEvents {
    * primary again (`from` === `to`) for a transaction on the primary.
    */
   retry: { readonly cluster: string; readonly from: string; readonly to: string; readonly error: string }
+  /**
+   * Consistency tokens (or parts of them) were ignored: forged, altered, unsigned with
+   * `tokens.secret`, malformed, or claiming a position the primary has not reached. At most one
+   * event per 10 s, counting every rejection since the previous one (exact totals:
+   * `stats().tokens`).
+   */
+  'token:rejected': TokenRejectionReport
   /**
    * A background failure, never thrown: an error of a pooled connection reported by the driver's
    * pool, such as an idle connection dying (`context: 'pooled connection error'`, with `node`), or

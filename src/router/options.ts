@@ -64,6 +64,29 @@ export type ReadYourWritesConfig =
     }
 
 /**
+ * Signing of consistency tokens (`router.consistencyToken()`, the HTTP integrations' header or
+ * cookie). Unsigned tokens are already validated (a forged one cannot hold reads on the primary
+ * beyond what the primary really reached); signed ones cannot be forged or altered at all, which
+ * also stops a client from claiming a write it never made (`window` mode).
+ *
+ * @example
+ * ```ts
+ * tokens: { secret: process.env.TOKEN_SECRET! }
+ * tokens: { secret: [process.env.NEW_SECRET!, process.env.OLD_SECRET!] } // rotation: new signs, both verify
+ * ```
+ */
+export interface TokensConfig {
+  /**
+   * HMAC-SHA256 key(s), each at least 16 characters (32 random bytes, e.g. base64, recommended).
+   * With a list, the first signs and every one verifies, so keys rotate without a flag day:
+   * deploy `[old, new]` everywhere, then `[new, old]`, then `[new]`. Once set, unsigned and altered
+   * tokens are ignored (an empty session) and counted in `stats().tokens`. Every instance that
+   * shares tokens needs the same keys. Required.
+   */
+  secret: string | readonly string[]
+}
+
+/**
  * How keys map to shards (with `shards`).
  *
  * @example
@@ -146,8 +169,16 @@ export interface RouterOptions {
   maxReplicationLagMs?: number
   /** Reads go to the primary (read-only) when no replica is usable; when `false` they fail with `NoHealthyReplicaError`. Default: `true`. */
   fallbackToPrimary?: boolean
-  /** Read-your-writes per session. Default: `false`. */
+  /**
+   * Read-your-writes per session (`router.session`, `withConsistencyToken`, one session per HTTP
+   * request with the HTTP integrations). Default: `{ mode: 'position', maxWaitMs: 0 }`: a
+   * session's write costs one more round trip (its position), its reads until a replica has
+   * replayed it one replica check each; statements outside sessions cost nothing. `false` turns it
+   * off (sessions then route nothing; the HTTP integrations refuse a token transport).
+   */
   readYourWrites?: ReadYourWritesConfig
+  /** Signing of consistency tokens. Default: none (unsigned tokens, validated). */
+  tokens?: TokensConfig
   /**
    * Statement classifier: outside any scope (or in a session/shard scope without `readOnly` or
    * `primary`), statements proven to be plain reads (SELECT, read-only WITH, SHOW, EXPLAIN

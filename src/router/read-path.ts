@@ -57,7 +57,12 @@ export class ReadPath {
     const refused = readOnlyViolation(textOf(sql), 'read', runsOneStatement(this.#driver, sql, params), pg)
     if (refused !== undefined) return Promise.reject(readOnlyError(cluster.name, undefined, refused))
     const token = scope.session?.positions.get(cluster.name)
-    if (token !== undefined) return this.#readAtPosition(cluster, token, sql, params)
+    if (token !== undefined) {
+      // A position from a token not yet checked against the primary: check it first, then route.
+      const check = scope.session?.settle(cluster.name)
+      if (check !== undefined) return check.then(() => this.read(cluster, scope, sql, params))
+      return this.#readAtPosition(cluster, token, sql, params)
+    }
     let node: RouterNode
     try {
       node = this.#pickRead(cluster, scope)
@@ -77,6 +82,8 @@ export class ReadPath {
     cluster: Cluster,
     scope: Scope | undefined,
   ): Promise<{ node: RouterNode; conn: unknown }> {
+    const check = scope?.session?.settle(cluster.name)
+    if (check !== undefined) await check // a token's position is checked before it routes
     const node = this.#pickRead(cluster, scope)
     try {
       return { node, conn: await node.acquire(true) }

@@ -31,6 +31,12 @@ export type ResolvedReadYourWrites =
   | { readonly mode: 'window'; readonly windowMs: number }
   | { readonly mode: 'position'; readonly maxWaitMs: number }
 
+/** Token settings after validation. */
+export interface ResolvedTokens {
+  /** Signing keys: the first signs, all verify; empty = unsigned tokens. */
+  readonly keys: readonly string[]
+}
+
 /** One cluster (the only one, `default`, or a shard) after validation. */
 export interface ResolvedCluster {
   /** `default` for an unsharded router, else the shard name. */
@@ -79,9 +85,10 @@ export interface ResolvedConfig {
   readonly maxReplicationLagMs: number
   readonly fallbackToPrimary: boolean
   readonly readYourWrites: ResolvedReadYourWrites
+  readonly tokens: ResolvedTokens
   readonly retryReads: boolean
   /** The statement classifier (`classify` option), if on. */
   readonly classify: ((sql: string) => 'read' | 'write') | undefined
-  /** Passwords found in the configured URLs, to redact from any text the router prints. */
+  /** Passwords found in the configured URLs (and the token secrets), to redact from any text the router prints. */
   readonly secrets: readonly string[]
 }

@@ -1,5 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { Session } from '../consistency/session.js'
+import { TokenAudit } from '../consistency/token-audit.js'
+import { TokenCodec } from '../consistency/token-codec.js'
 import { RouterClosedError } from '../errors/router-closed-error.js'
 import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
 import { HealthMonitor } from '../health/health-monitor.js'
@@ -59,6 +61,8 @@ export class Router {
   readonly #transactions: TransactionRunner
   readonly #shards: ShardOps
   readonly #topology: RouterTopology
+  readonly #tokenAudit: TokenAudit
+  readonly #tokens: TokenCodec
   #closed = false
   #closing: Promise<void> | undefined
   #facade: unknown
@@ -98,6 +102,14 @@ export class Router {
     this.#transactions = new TransactionRunner(this.#core, this.#reads)
     this.#shards = new ShardOps(this.#core, this)
     this.#topology = new RouterTopology(this.#core, this)
+    this.#tokenAudit = new TokenAudit((report) => this.#events.emit('token:rejected', report))
+    this.#tokens = new TokenCodec({
+      mode: config.readYourWrites.mode,
+      keys: config.tokens.keys,
+      clusters: new Map(this.#clusters.map((c) => [c.name, c.primaryPosition])),
+      reached: (a, b) => config.driver.positionReached(a, b),
+      audit: this.#tokenAudit,
+    })
     this.#ready = this.#monitor.start()
   }
 
@@ -151,20 +163,35 @@ export class Router {
 
   /**
    * The current session's consistency token: an opaque, URL-safe string to carry in a cookie or a
-   * header, so a later request (on any instance) resumes it with `withConsistencyToken`.
+   * header, so a later request (on any instance) resumes it with `withConsistencyToken`. Signed
+   * with `tokens.secret` when set. Until a resumed session writes, the token it was resumed from.
    * `undefined` outside a session.
    */
   consistencyToken(): string | undefined {
-    return this.#als.getStore()?.session?.toToken()
+    const session = this.#als.getStore()?.session
+    return session === undefined ? undefined : this.#tokens.encode(session)
   }
 
   /**
-   * Runs `fn` in a session resumed from a token made by `consistencyToken()`. An invalid or
-   * missing token starts an empty session (it can make reads less fresh, never misroute a write).
+   * Runs `fn` in a session resumed from a token made by `consistencyToken()` (by this or another
+   * instance). Tokens are never trusted: a missing, invalid, oversized or (with `tokens.secret`)
+   * unsigned or altered one starts an empty session; a write time in the future and positions
+   * the primary has not reached are dropped (checked before the session's first read); every
+   * rejection is counted in `stats().tokens` and reported by `token:rejected`. A token can make
+   * reads fresher, never hold them on the primary beyond what the primary really reached, never
+   * misroute a write.
    */
   withConsistencyToken<T>(token: string | undefined | null, fn: () => T): T {
-    const scope = withSession(this.#als.getStore(), Session.fromToken(token))
+    const scope = withSession(this.#als.getStore(), this.#tokens.decode(token))
     return this.#als.run(scope, callInScope<T>, fn)
+  }
+
+  /**
+   * The router's read-your-writes mode (`readYourWrites` option): `'position'` (the default),
+   * `'window'`, or `'off'` (`readYourWrites: false`: sessions and their tokens route nothing).
+   */
+  get readYourWritesMode(): 'off' | 'window' | 'position' {
+    return this.#config.readYourWrites.mode
   }
 
   /**
@@ -277,7 +304,7 @@ export class Router {
 
   /** A snapshot of every node: role, state, lag, in-flight, counts, latency. Passwords redacted. */
   stats(): RouterStats {
-    return statsOf(this.#clusters)
+    return statsOf(this.#clusters, this.#tokenAudit.stats())
   }
 
   /**

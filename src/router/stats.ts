@@ -1,3 +1,4 @@
+import type { TokenStats } from '../consistency/token-audit.js'
 import type { NodeState } from '../health/node-health.js'
 import type { Cluster } from './cluster.js'
 import type { NodeRole } from './driver.js'
@@ -64,6 +65,8 @@ export interface ClusterStats {
 export interface RouterStats {
   readonly clusters: readonly ClusterStats[]
   readonly nodes: readonly NodeStats[]
+  /** Consistency tokens received and rejected (cumulative). */
+  readonly tokens: TokenStats
 }
 
 function nodeStats(cluster: Cluster, node: RouterNode): NodeStats {
@@ -92,8 +95,8 @@ function nodeStats(cluster: Cluster, node: RouterNode): NodeStats {
   }
 }
 
-/** Builds the stats snapshot of some clusters. */
-export function statsOf(clusters: readonly Cluster[]): RouterStats {
+/** Builds the stats snapshot of some clusters (and the router's token counts). */
+export function statsOf(clusters: readonly Cluster[], tokens: TokenStats): RouterStats {
   return {
     clusters: clusters.map((c) => ({
       name: c.name,
@@ -104,5 +107,6 @@ export function statsOf(clusters: readonly Cluster[]): RouterStats {
       readYourWritesRedirects: c.readYourWritesRedirects,
     })),
     nodes: clusters.flatMap((c) => c.nodes.map((n) => nodeStats(c, n))),
+    tokens,
   }
 }

@@ -1,4 +1,5 @@
 import type { Session } from '../consistency/session.js'
+import { UNKNOWN_POSITION } from '../consistency/token-codec.js'
 import type { Cluster } from './cluster.js'
 import type { QueryResult } from './driver.js'
 import { acquireConnection, type RouterCore, requirePrimary, statementFailed } from './router-core.js'
@@ -6,8 +7,7 @@ import type { Scope } from './scope.js'
 import { leadingKeyword } from './sql-guard.js'
 import { classifyError, isNodeFailure, type Statement, textOf } from './statement.js'
 
-/** A session's position after a write whose position could not be read: its reads go to the primary. */
-export const UNKNOWN_POSITION = 'unknown'
+export { UNKNOWN_POSITION }
 
 /** Leading keywords of statements that do not make a session "have written". */
 const READ_KEYWORDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', 'DESCRIBE', 'DESC'])
@@ -64,9 +64,12 @@ export async function recordWrite(
   conn: unknown,
 ): Promise<void> {
   session.lastWriteAt = Date.now()
+  session.writes++
   if (core.config.readYourWrites.mode !== 'position') return
   try {
-    session.positions.set(cluster.name, await core.driver.positionAfterWrite(conn))
+    const position = await core.driver.positionAfterWrite(conn)
+    session.positions.set(cluster.name, position)
+    cluster.primaryPosition.observe(position) // the primary really reached it: tokens up to it are sound
   } catch {
     session.positions.set(cluster.name, UNKNOWN_POSITION) // the session reads from the primary
   }

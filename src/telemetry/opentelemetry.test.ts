@@ -2,6 +2,7 @@ import { context, trace } from '@opentelemetry/api'
 import { type Histogram, MeterProvider, type ResourceMetrics } from '@opentelemetry/sdk-metrics'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { afterEach, describe, expect, it } from 'vitest'
+import { TokenAudit } from '../consistency/token-audit.js'
 import { RouterEmitter, type RouterEvents } from '../router/events.js'
 import type { QueryListener, QueryObservation } from '../router/router-node.js'
 import type { NodeStats, RouterStats } from '../router/stats.js'
@@ -37,6 +38,7 @@ function fakeRouter(nodes: NodeStats[]) {
           },
         ],
         nodes,
+        tokens: new TokenAudit(() => {}).stats(),
       }
     },
     query(o: Partial<QueryObservation> & { node: string }) {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { TokenAudit } from '../consistency/token-audit.js'
 import { RouterEmitter, type RouterEvents } from '../router/events.js'
 import type { QueryListener, QueryObservation } from '../router/router-node.js'
 import type { ClusterStats, NodeStats, RouterStats } from '../router/stats.js'
@@ -26,7 +27,7 @@ function fakeRouter() {
         listeners.splice(listeners.indexOf(l), 1)
       }
     },
-    stats: (): RouterStats => ({ clusters, nodes }),
+    stats: (): RouterStats => ({ clusters, nodes, tokens: new TokenAudit(() => {}).stats() }),
     setNodes(n: NodeStats[]) {
       nodes = n
     },

@@ -63,7 +63,7 @@ describe('consistency (postgres)', () => {
 
   it('without read-your-writes, reads right after a write are stale on a delayed replica (the problem)', async () => {
     await cluster.setApplyDelay('replica1', 300)
-    const router = makeRouter({ maxReplicationLagMs: 0 })
+    const router = makeRouter({ maxReplicationLagMs: 0, readYourWrites: false })
     try {
       await router.ready()
       const { stale } = await writeThenRead(router, 40)

@@ -1,0 +1,128 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { LagTracker } from './lag-tracker.js'
+import { PrimaryPosition } from './primary-position.js'
+
+const num = (replay: string, target: string) => Number(replay) >= Number(target)
+
+/** A PrimaryPosition whose primary reads are answered by hand, on a hand-moved clock (no spacing unless given). */
+function setup(spacingMs = 0, clock?: () => number) {
+  const lag = new LagTracker(num)
+  let t = 0
+  const reads: Array<{ resolve: (p: string | undefined) => void; reject: (e: unknown) => void }> = []
+  const known = new PrimaryPosition(
+    num,
+    lag,
+    () =>
+      new Promise<string | undefined>((resolve, reject) => {
+        reads.push({ resolve, reject })
+      }),
+    clock ?? (() => t),
+    spacingMs,
+  )
+  const tick = (ms = 1) => {
+    t += ms
+    return t
+  }
+  const flush = () => new Promise((r) => setImmediate(r))
+  return { lag, known, reads, tick, now: () => t, flush }
+}
+
+describe('PrimaryPosition', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it('covers what a probe sample or an own write reached, nothing beyond', () => {
+    const { lag, known } = setup()
+    expect(known.covers('1')).toBe(false)
+    lag.recordPrimary(0, '10')
+    expect(known.covers('10')).toBe(true)
+    expect(known.covers('11')).toBe(false)
+    known.observe('20')
+    expect(known.covers('15')).toBe(true)
+    known.observe('12') // older: kept at 20
+    expect(known.covers('20')).toBe(true)
+    expect(known.covers('21')).toBe(false)
+    known.clear()
+    expect(known.covers('15')).toBe(false)
+    expect(known.covers('10')).toBe(true) // the lag tracker is cleared by its own owner
+  })
+
+  it('one sample at a time: checks from before it started wait for the next one, later ones share it', async () => {
+    const { known, reads, tick, flush } = setup()
+    const a = known.sampleAfter(tick()) // t=1: starts sample #1 (at 1)
+    await flush()
+    expect(reads).toHaveLength(1)
+    const b = known.sampleAfter(1) // the running one started at 1: shared
+    const c = known.sampleAfter(tick()) // t=2: started too early for it: queued
+    const d = known.sampleAfter(2) // joins the queued one
+    await flush()
+    expect(reads).toHaveLength(1)
+    reads[0]?.resolve('100')
+    expect(await a).toBe('100')
+    expect(await b).toBe('100')
+    await flush()
+    expect(reads).toHaveLength(2) // the queued sample started after #1 ended
+    reads[1]?.resolve('150')
+    expect(await c).toBe('150')
+    expect(await d).toBe('150')
+    expect(known.covers('150')).toBe(true) // samples count as known positions
+    // A finished sample that started late enough answers at once.
+    expect(await known.sampleAfter(2)).toBe('150')
+    expect(reads).toHaveLength(2)
+  })
+
+  it('a failed read answers undefined and is not recorded; the next check samples again', async () => {
+    const { known, reads, tick, flush } = setup()
+    const a = known.sampleAfter(tick())
+    await flush()
+    reads[0]?.reject(new Error('primary down'))
+    expect(await a).toBeUndefined()
+    expect(known.covers('1')).toBe(false)
+    const b = known.sampleAfter(tick())
+    await flush()
+    expect(reads).toHaveLength(2)
+    reads[1]?.resolve(undefined) // no usable primary
+    expect(await b).toBeUndefined()
+  })
+
+  it('under a flood, two samples start at least spacingMs apart (fake timers); otherwise at once', async () => {
+    vi.useFakeTimers()
+    const { known, reads } = setup(5, () => Date.now())
+    const settle = async () => {
+      for (let i = 0; i < 5; i++) await Promise.resolve()
+    }
+    const a = known.sampleAfter(Date.now())
+    await settle()
+    expect(reads).toHaveLength(1) // nothing ran before: at once
+    reads[0]?.resolve('10')
+    expect(await a).toBe('10')
+    vi.advanceTimersByTime(1)
+    const b = known.sampleAfter(Date.now()) // 1 ms after the last start: waits for the spacing
+    const c = known.sampleAfter(Date.now())
+    await settle()
+    expect(reads).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(3)
+    expect(reads).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(1) // 5 ms after the last start
+    expect(reads).toHaveLength(2)
+    reads[1]?.resolve('20')
+    expect([await b, await c]).toEqual(['20', '20'])
+    await vi.advanceTimersByTimeAsync(100)
+    const d = known.sampleAfter(Date.now()) // long after: at once again
+    await settle()
+    expect(reads).toHaveLength(3)
+    reads[2]?.resolve('30')
+    expect(await d).toBe('30')
+  })
+
+  it('a sample started before clear() (the primary changed) is not recorded', async () => {
+    const { known, reads, tick, flush } = setup()
+    const a = known.sampleAfter(tick())
+    await flush()
+    known.clear()
+    reads[0]?.resolve('999')
+    expect(await a).toBeUndefined()
+    expect(known.covers('999')).toBe(false)
+  })
+})

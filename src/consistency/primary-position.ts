@@ -1,0 +1,136 @@
+import type { LagTracker } from './lag-tracker.js'
+
+/** The default shortest time between two samples of the primary's position, in ms. */
+export const DEFAULT_SAMPLE_SPACING_MS = 5
+
+/**
+ * What a router knows of how far one cluster's primary has really got, to check the positions
+ * consistency tokens claim: the probes' samples (the cluster's `LagTracker`), the positions read
+ * after this router's own writes, and on-demand samples.
+ *
+ * A token can be fresher than all of these (written a moment ago, through another instance), so a
+ * position they do not cover is checked against a sample of the primary taken *after* the token
+ * arrived (`sampleAfter`): the primary had committed the token's write before the token could be
+ * sent, so an honest position is always reached by such a sample, and a forged far-ahead one
+ * never. Samples are shared: at most one runs at a time, every check waiting meanwhile is
+ * answered by the next one, and two samples start at least `spacingMs` apart, so a flood of
+ * forged tokens costs the primary at most one small query per `spacingMs` (and slows the forgers
+ * by as much), never one per request. Without a flood, a sample starts at once.
+ *
+ * @example
+ * ```ts
+ * const known = new PrimaryPosition(driver.positionReached, cluster.lag, readPrimaryPosition)
+ * known.covers('0/3000060')                         // reached by a probe sample or an own write?
+ * const p = await known.sampleAfter(performance.now()) // the primary's position, read from now on
+ * ```
+ */
+export class PrimaryPosition {
+  readonly #reached: (replay: string, target: string) => boolean
+  readonly #lag: LagTracker
+  readonly #read: () => Promise<string | undefined>
+  readonly #clock: () => number
+  /** The furthest position seen after an own write or in a sample (probes go to `#lag`). */
+  #own: string | undefined
+  /** The last finished sample and when it started. */
+  #last: { readonly at: number; readonly position: string | undefined } | undefined
+  /** The sample running now, and when it started. */
+  #current: { readonly at: number; readonly promise: Promise<string | undefined> } | undefined
+  /** The sample that starts when the current one ends (and the spacing allows), shared by the checks waiting for it. */
+  #queued: Promise<string | undefined> | undefined
+  readonly #spacingMs: number
+  /** When the last sample started (`clock` time). */
+  #lastStart = Number.NEGATIVE_INFINITY
+  /** Bumped by `clear()`: samples started before it are not recorded. */
+  #generation = 0
+
+  /**
+   * @param reached the driver's `positionReached`
+   * @param lag the cluster's lag tracker (the probes' samples of the primary)
+   * @param read reads the primary's current position (`undefined` or a rejection when it cannot)
+   * @param clock a monotonic clock in ms (`performance.now` by default)
+   * @param spacingMs the shortest time between the starts of two samples, in ms
+   */
+  constructor(
+    reached: (replay: string, target: string) => boolean,
+    lag: LagTracker,
+    read: () => Promise<string | undefined>,
+    clock: () => number = () => performance.now(),
+    spacingMs = DEFAULT_SAMPLE_SPACING_MS,
+  ) {
+    this.#reached = reached
+    this.#lag = lag
+    this.#read = read
+    this.#clock = clock
+    this.#spacingMs = spacingMs
+  }
+
+  /** Whether the primary is known (from probes, own writes or samples) to have reached `target`. */
+  covers(target: string): boolean {
+    const latest = this.#lag.latest()
+    if (latest !== undefined && this.#reached(latest, target)) return true
+    return this.#own !== undefined && this.#reached(this.#own, target)
+  }
+
+  /** Records a position the primary really reached (read after a write, or sampled). */
+  observe(position: string): void {
+    if (this.#own === undefined || this.#reached(position, this.#own)) this.#own = position
+  }
+
+  /**
+   * The primary's position read by a sample that started at or after `since` (a `clock` time):
+   * a running one if it started late enough, else the next one. `undefined` when the position
+   * cannot be read (no usable primary, a failure). Never rejects.
+   */
+  sampleAfter(since: number): Promise<string | undefined> {
+    const last = this.#last
+    if (last !== undefined && last.at >= since) return Promise.resolve(last.position)
+    const current = this.#current
+    if (current !== undefined && current.at >= since) return current.promise
+    if (this.#queued !== undefined) return this.#queued // starts later: late enough for this check
+    if (current === undefined && this.#clock() >= this.#lastStart + this.#spacingMs) return this.#start()
+    this.#queued = this.#startLater(current?.promise)
+    return this.#queued
+  }
+
+  /** Starts a sample once `running` has ended and the spacing since the last start has passed. */
+  async #startLater(running: Promise<unknown> | undefined): Promise<string | undefined> {
+    if (running !== undefined) await running
+    const wait = this.#lastStart + this.#spacingMs - this.#clock()
+    if (wait > 0) {
+      await new Promise<void>((resolve) => {
+        setTimeout(resolve, Math.ceil(wait)).unref?.()
+      })
+    }
+    this.#queued = undefined
+    return this.#start()
+  }
+
+  /** Forgets everything known (the primary changed). */
+  clear(): void {
+    this.#own = undefined
+    this.#last = undefined
+    this.#generation++
+  }
+
+  #start(): Promise<string | undefined> {
+    const at = this.#clock()
+    this.#lastStart = at
+    const generation = this.#generation
+    const read = this.#read
+    const promise: Promise<string | undefined> = Promise.resolve()
+      .then(read)
+      .then(
+        (position) => position,
+        () => undefined,
+      )
+      .then((position) => {
+        if (this.#current?.promise === promise) this.#current = undefined
+        if (generation !== this.#generation) return undefined
+        if (position !== undefined) this.observe(position)
+        this.#last = { at, position }
+        return position
+      })
+    this.#current = { at, promise }
+    return promise
+  }
+}
