@@ -12,6 +12,7 @@ import type {
 } from '../router/driver.js'
 import type { FacadeHost } from '../router/facade-host.js'
 import type { Statement } from '../router/statement.js'
+import { cancelPgQuery } from './pg-cancel.js'
 import { classifyPgError } from './pg-errors.js'
 import { createPgNodePool } from './pg-node-pool.js'
 import { createPgPoolFacade } from './pg-pool-facade.js'
@@ -122,6 +123,10 @@ class PgDriver implements Driver<pg.Client> {
     return `ROLLBACK TO SAVEPOINT ${name}`
   }
 
+  cancel(conn: pg.Client, _node: DriverNodeOptions, signal: AbortSignal): Promise<boolean> {
+    return cancelPgQuery(conn, signal)
+  }
+
   classify(err: unknown) {
     return classifyPgError(err)
   }
@@ -135,7 +140,9 @@ class PgDriver implements Driver<pg.Client> {
  * The PostgreSQL driver for routemate, over `pg` (node-postgres, an optional peer dependency):
  * one lean pool of `pg.Client`s per node (plus a read-only pool on the primary for `readOnly` reads
  * that fall back to it), probes with `pg_is_in_recovery()` on a kept connection, WAL LSN
- * positions, and `router.pool()` as a `pg.Pool`. A node's `pool` options take `pg.Pool`'s names
+ * positions, and `router.pool()` as a `pg.Pool`. `queryTimeoutMs` is enforced by the router, which
+ * sends a PostgreSQL cancel request for a statement that passes it (`QueryTimeoutError`; the
+ * connection is kept); no `query_timeout` is set on the clients. A node's `pool` options take `pg.Pool`'s names
  * and defaults (`max` 10, `min` 0, `idleTimeoutMillis` 10000, `maxUses`, `maxLifetimeSeconds`,
  * `allowExitOnIdle`, `verify`, `Client`); the rest (`ssl`, `password`, `statement_timeout`...) go to
  * each `pg.Client`.

@@ -13,7 +13,14 @@ import {
 import type { RouterNode } from './router-node.js'
 import type { Scope } from './scope.js'
 import { isEvidentWrite } from './sql-guard.js'
-import { classifyError, isNodeFailure, type Statement, textOf, withCallerStack } from './statement.js'
+import {
+  classifyError,
+  isNodeFailure,
+  mustClose,
+  type Statement,
+  textOf,
+  withCallerStack,
+} from './statement.js'
 import { UNKNOWN_POSITION } from './write-path.js'
 
 /**
@@ -190,12 +197,12 @@ export class ReadPath {
       if (node.position === undefined || this.#driver.positionReached(replay, node.position))
         node.position = replay
       const started = performance.now()
-      const result = await this.#driver.execute(conn, sql, params)
+      const result = await node.execute(conn, sql, params)
       node.observe(performance.now() - started)
       return result
     } catch (err) {
-      destroy = isNodeFailure(classifyError(this.#driver, err))
-      if (destroy) {
+      destroy = mustClose(this.#driver, err)
+      if (isNodeFailure(classifyError(this.#driver, err))) {
         statementFailed(this.#core, cluster, node, err, true)
         return undefined // read it from the primary instead
       }
