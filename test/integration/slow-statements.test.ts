@@ -8,6 +8,7 @@
 import mysql from 'mysql2/promise'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { RoutedMysql2Pool } from '../../src/mysql2/index.js'
 import {
   QueryTimeoutError,
   RoutemateError,
@@ -273,6 +274,41 @@ describe.each(dialects)('slow statements and queryTimeoutMs ($name)', (d: Dialec
       pool.release(conn, false)
       await pool.end()
     }
+  })
+
+  it('router.pool() connections: a slow statement is cancelled on the server too (QueryTimeoutError), the connection reused', async () => {
+    const marker = 'facademarker'
+    let err: unknown
+    let after: unknown
+    if (d.name === 'postgres') {
+      const client = await router.pool<pg.Pool>().connect()
+      try {
+        err = await client.query(sleepSql(d, 3, marker)).then(
+          () => new Error('not cancelled'),
+          (e: unknown) => e,
+        )
+        after = Number((await client.query(d.whoAmI)).rows[0]?.port)
+      } finally {
+        client.release()
+      }
+    } else {
+      const conn = await router.pool<RoutedMysql2Pool>().getConnection()
+      try {
+        err = await conn.query(sleepSql(d, 3, marker)).then(
+          () => new Error('not cancelled'),
+          (e: unknown) => e,
+        )
+        after = Number((await conn.query<Array<{ port: number }>>(d.whoAmI))[0][0]?.port)
+      } finally {
+        conn.release()
+      }
+    }
+    expect(err).toBeInstanceOf(QueryTimeoutError)
+    expect(err).toMatchObject({ node: 'primary', cancelled: true })
+    expect(after).toBe(cluster.primary.port) // the same connection, usable
+    expect(await running(d, cluster, 'primary', marker)).toBe(0)
+    await expectIdle(router)
+    expect(events.filter((e) => e.name === 'node:down')).toEqual([])
   })
 
   it('a timed-out statement inside a transaction rolls it back, even if the callback catches it', async () => {
