@@ -37,12 +37,15 @@ export {
   type PoolExhaustedInit,
   type PoolExhaustedReason,
   PrimaryUnavailableError,
+  type QueryTimeoutDetails,
+  QueryTimeoutError,
   ReadOnlyViolationError,
   RoutemateError,
   RouterClosedError,
   ShardKeyRequiredError,
   ShardQueryError,
   UnknownShardError,
+  WriteOutcomeUnknownError,
 } from './errors/index.js'
 export { KeptConnectionProber, type ProbeConnectionOps } from './health/kept-connection-prober.js'
 export { NodeHealth, type NodeState } from './health/node-health.js'

@@ -7,9 +7,11 @@ export {
   type PoolExhaustedReason,
 } from './pool-exhausted-error.js'
 export { PrimaryUnavailableError } from './primary-unavailable-error.js'
+export { type QueryTimeoutDetails, QueryTimeoutError } from './query-timeout-error.js'
 export { ReadOnlyViolationError } from './read-only-violation-error.js'
 export { RoutemateError } from './routemate-error.js'
 export { RouterClosedError } from './router-closed-error.js'
 export { ShardKeyRequiredError } from './shard-key-required-error.js'
 export { ShardQueryError } from './shard-query-error.js'
 export { UnknownShardError } from './unknown-shard-error.js'
+export { WriteOutcomeUnknownError } from './write-outcome-unknown-error.js'

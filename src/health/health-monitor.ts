@@ -36,6 +36,24 @@ export class HealthMonitor {
     this.#config = config
     this.#driver = config.driver
     this.#events = events
+    for (const cluster of clusters) for (const node of cluster.nodes) this.#listenToTimeouts(cluster, node)
+  }
+
+  /**
+   * Probes a node soon — now, unless a probe of it is already running — because one of its
+   * statements passed `queryTimeoutMs`. A timeout is evidence about the statement, not the node,
+   * so it changes nothing by itself; a node that is really frozen fails this probe (and is marked
+   * down after `failureThreshold` failed ones) instead of waiting for its next turn. Runs with
+   * health checks off too. Never rejects.
+   */
+  probeSoon(cluster: Cluster, node: RouterNode): void {
+    if (this.#closed || node.probing || node.drained) return
+    void this.probeNode(cluster, node)
+  }
+
+  /** Makes a node's statement timeouts call {@link probeSoon} (nodes added later: at the next round). */
+  #listenToTimeouts(cluster: Cluster, node: RouterNode): void {
+    node.timeoutListener ??= () => this.probeSoon(cluster, node)
   }
 
   /**
@@ -72,6 +90,7 @@ export class HealthMonitor {
     const work: Promise<void>[] = []
     for (const cluster of this.#clusters) {
       for (const node of cluster.nodes) {
+        this.#listenToTimeouts(cluster, node)
         if (node.probing || node.drained || now < node.nextProbeAt) continue
         if (!all && node.state !== 'down' && !node.awaitingProbe) continue
         work.push(this.probeNode(cluster, node))

@@ -4,7 +4,6 @@ import type { PoolConnection, QueryOptions } from 'mysql2/promise'
 import type { ScopedConnection } from '../router/facade-host.js'
 import { relayEvents } from './mysql2-event-relay.js'
 import { type CoreConnection, coreOf, type Mysql2Command, type QueryCallback } from './mysql2-internals.js'
-import { queryTimeoutOf } from './mysql2-node-pool.js'
 import { RoutedMysql2PromiseConnection } from './mysql2-promise-connection.js'
 import { queryOptions, sqlOf } from './mysql2-statement.js'
 
@@ -37,7 +36,9 @@ function failedCommand(err: unknown, callback: QueryCallback | undefined): Mysql
  * `end()` (= release, as mysql2 does for pooled connections), `promise()`.
  *
  * Every statement passes routemate's read-only guard and its errors feed passive health checks;
- * the node's `queryTimeoutMs` applies unless a statement sets `timeout`. Caveats: `release()` and
+ * the node's `queryTimeoutMs` bounds each (cancelled on the server with `KILL QUERY` when it passes;
+ * a callback then gets a `QueryTimeoutError`, a command without one emits the server's error
+ * 1317); a statement's own mysql2 `timeout` option still applies. Caveats: `release()` and
  * `destroy()` of a transaction's connection leave it to the transaction; without a callback,
  * routemate listens to the command's `error` (for health), so an unhandled error does not throw.
  *
@@ -182,15 +183,27 @@ export class RoutedMysql2Connection extends EventEmitter {
     } catch (err) {
       return failedCommand(err, callback)
     }
-    const options = queryOptions(sql, values, queryTimeoutOf(this.#core), translated)
+    const options = queryOptions(sql, values, 0, translated)
+    // Bounded by the node's queryTimeoutMs (cancelled on the server when it passes).
+    const ended = sc.timed<[unknown, unknown]>((err, v) => {
+      if (callback === undefined) return
+      if (err) callback(sc.fail(err) as Error)
+      else callback(null, v?.[0], v?.[1])
+    })
     const done: QueryCallback | undefined = callback
-      ? (err, result, fields) => (err ? callback(sc.fail(err) as Error) : callback(null, result, fields))
+      ? (err, result, fields) => ended(err, [result, fields])
       : undefined
     const cmd =
       kind === 'query'
         ? this.#core.query(options, undefined, done)
         : this.#core.execute(options, undefined, done)
-    if (callback === undefined) cmd.on('error', (err: unknown) => sc.fail(err))
+    if (callback === undefined) {
+      cmd.on('error', (err: unknown) => {
+        sc.fail(err)
+        ended(err)
+      })
+      cmd.on('end', () => ended(undefined))
+    }
     return cmd
   }
 }

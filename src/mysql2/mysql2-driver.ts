@@ -16,6 +16,7 @@ import { keyPath } from '../router/config-checks.js'
 import type { FacadeHost } from '../router/facade-host.js'
 import type { Statement } from '../router/statement.js'
 import { gtidFormat, gtidReached } from './gtid.js'
+import { cancelMysqlQuery } from './mysql2-cancel.js'
 import { classifyMysqlError } from './mysql2-errors.js'
 import { type CoreConnection, coreOf, type QueryCallback } from './mysql2-internals.js'
 import { type Mysql2Module, Mysql2NodePool, queryTimeoutOf } from './mysql2-node-pool.js'
@@ -115,7 +116,8 @@ class Mysql2DriverImpl implements Mysql2Driver {
     stmt: string,
     params: readonly unknown[] | undefined,
   ): Promise<QueryResult> {
-    const options = queryOptions(stmt, params, queryTimeoutOf(coreOf(conn)))
+    // No client-side timeout: the core bounds statements by queryTimeoutMs and cancels them (`cancel`).
+    const options = queryOptions(stmt, params, 0)
     const [result, fields] = isPrepared(stmt) ? await conn.execute(options) : await conn.query(options)
     return toQueryResult(result, fields)
   }
@@ -123,8 +125,7 @@ class Mysql2DriverImpl implements Mysql2Driver {
   /**
    * The hot path of plain text statements: mysql2's callback API on the core connection, with no
    * promise wrapper and no per-query stack capture (the router appends the caller's stack to
-   * errors). Anything else (query configs, prepared statements, timeouts) takes
-   * `execute`.
+   * errors). Anything else (query configs, prepared statements) takes `execute`.
    */
   executeCallback(
     conn: PoolConnection,
@@ -133,8 +134,8 @@ class Mysql2DriverImpl implements Mysql2Driver {
     cb: (err: unknown, result?: QueryResult) => void,
   ): void {
     const core = coreOf(conn)
-    if (typeof stmt !== 'string' || queryTimeoutOf(core) > 0) {
-      this.execute(conn, stmt as string, params).then((r) => cb(undefined, r), cb)
+    if (typeof stmt !== 'string') {
+      this.execute(conn, stmt as unknown as string, params).then((r) => cb(undefined, r), cb)
       return
     }
     const done = (err: unknown, result?: unknown, fields?: unknown): void => {
@@ -217,6 +218,10 @@ class Mysql2DriverImpl implements Mysql2Driver {
     return savepointSql(name, op)
   }
 
+  cancel(conn: PoolConnection, node: DriverNodeOptions, signal: AbortSignal): Promise<boolean> {
+    return cancelMysqlQuery(this.#lib, conn, node, signal, this.#probeMemo)
+  }
+
   classify(err: unknown): ErrorClass {
     return classifyMysqlError(err)
   }
@@ -253,8 +258,11 @@ class Mysql2DriverImpl implements Mysql2Driver {
  *   result sets give `{ rows: results, rowCount: null, fields }`. Statements run with `query`
  *   (text protocol, so any statement works); a mysql2 options object (`{ sql, values, rowsAsArray,
  *   typeCast... }`) is accepted as the statement.
- * - `queryTimeoutMs` becomes mysql2's per-query `timeout`; a timed-out query rejects with
- *   `PROTOCOL_SEQUENCE_TIMEOUT` and its connection is destroyed (the server may still run it).
+ * - `queryTimeoutMs`: the router times each statement and, when it passes, runs `KILL QUERY` on
+ *   its connection id from a short-lived connection (`cancel`); the statement fails with 1317 on
+ *   the server and the caller gets a `QueryTimeoutError`; the connection is kept. No mysql2
+ *   `timeout` is set on statements (a statement's own `timeout` option still applies); the
+ *   driver's few internal statements (GTID positions) keep `queryTimeoutMs` as mysql2 `timeout`.
  * - Transactions: `START TRANSACTION [READ ONLY]`, an isolation level is set by a preceding
  *   `SET TRANSACTION ISOLATION LEVEL` (see `beginStatements`).
  * - Replication state needs a privilege: grant the application user `REPLICATION CLIENT` (MySQL)

@@ -73,7 +73,9 @@ const CONNECTION_MESSAGES = [
  * Classifies an error raised by `mysql2` for the router:
  * - `read-only`: the server refused a write (errno 1290 about `--read-only`, 1792, 1836, 1036).
  * - `timeout`: mysql2's client-side query timeout (`PROTOCOL_SEQUENCE_TIMEOUT`, "Query inactivity
- *   timeout", raised by the per-query `timeout` routemate sets from `queryTimeoutMs`).
+ *   timeout", from a statement's own mysql2 `timeout` option; routemate's `queryTimeoutMs` is
+ *   enforced by the router with `KILL QUERY`, not by this): not a node failure; the connection is
+ *   closed.
  * - `connection`: socket errors (refused, reset, timed out connecting...), a lost connection
  *   (`PROTOCOL_CONNECTION_LOST`), a closed pool or connection, any error mysql2 marks `fatal`,
  *   and server errors that mean the node cannot serve: shutdown (1053), too many connections

@@ -14,6 +14,7 @@ import type {
 } from '../router/driver.js'
 import type { FacadeHost } from '../router/facade-host.js'
 import type { Statement } from '../router/statement.js'
+import { cancelPgQuery } from './pg-cancel.js'
 import { classifyPgError } from './pg-errors.js'
 import { checkPgClient, type PgSupport } from './pg-internals.js'
 import { createPgNodePool } from './pg-node-pool.js'
@@ -148,6 +149,10 @@ class PgDriver implements Driver<pg.Client> {
     return `ROLLBACK TO SAVEPOINT ${name}`
   }
 
+  cancel(conn: pg.Client, _node: DriverNodeOptions, signal: AbortSignal): Promise<boolean> {
+    return cancelPgQuery(conn, signal)
+  }
+
   classify(err: unknown) {
     return classifyPgError(err)
   }
@@ -165,7 +170,9 @@ class PgDriver implements Driver<pg.Client> {
  * The PostgreSQL driver for routemate, over `pg` (node-postgres, an optional peer dependency):
  * one lean pool of `pg.Client`s per node (plus a read-only pool on the primary for `readOnly` reads
  * that fall back to it), probes with `pg_is_in_recovery()` on a kept connection, WAL LSN
- * positions, and `router.pool()` as a `pg.Pool`. A node's `pool` options take `pg.Pool`'s names
+ * positions, and `router.pool()` as a `pg.Pool`. `queryTimeoutMs` is enforced by the router, which
+ * sends a PostgreSQL cancel request for a statement that passes it (`QueryTimeoutError`; the
+ * connection is kept); no `query_timeout` is set on the clients. A node's `pool` options take `pg.Pool`'s names
  * and defaults (`max` 10, `min` 0, `idleTimeoutMillis` 10000, `maxUses`, `maxLifetimeSeconds`,
  * `allowExitOnIdle`, `verify`, `onConnect`, `Client`, and `connectionTimeoutMillis` 0: how long a
  * checkout of a full pool may wait, then `PoolExhaustedError`) plus `maxWaiting` (unbounded: how

@@ -15,9 +15,12 @@ const CONNECTION_MESSAGES = [
 
 /**
  * Classifies an error raised by `pg`: connection-class (refused, reset, terminated, server shutting
- * down, SQLSTATE class 08), `timeout` (`query_timeout` passed), `read-only` (SQLSTATE 25006: a
- * write in a read-only transaction or on a standby), else `statement`. Waiting for a slot of a full
- * pool is `statement` (the node is fine, the pool is busy).
+ * down, SQLSTATE class 08), `timeout` (a `query_timeout` the application set passed: pg's
+ * client-side timeout, which leaves the statement running, so the connection is closed),
+ * `read-only` (SQLSTATE 25006: a write in a read-only transaction or on a standby), else
+ * `statement` — including 57014 (a statement cancelled: `statement_timeout`, or routemate's cancel
+ * request after `queryTimeoutMs`): the node is fine and so is the connection. Waiting for a slot
+ * of a full pool is `statement` (the node is fine, the pool is busy).
  */
 export function classifyPgError(err: unknown): ErrorClass {
   if (typeof err !== 'object' || err === null) return 'statement'

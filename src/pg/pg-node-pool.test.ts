@@ -357,14 +357,14 @@ describe('createPgNodePool', () => {
     expect(config.connectionTimeoutMillis).toBe(1234)
   })
 
-  it('passes queryTimeoutMs as query_timeout when it is > 0', async () => {
-    const config = await clientConfigOf(node({ queryTimeoutMs: 750 }))
-    expect(config.query_timeout).toBe(750)
+  it('sets no query_timeout from queryTimeoutMs: the router times statements and cancels them on the server', async () => {
+    expect(await clientConfigOf(node({ queryTimeoutMs: 750 }))).not.toHaveProperty('query_timeout')
+    expect(await clientConfigOf(node({ queryTimeoutMs: 0 }))).not.toHaveProperty('query_timeout')
   })
 
-  it('sets no query_timeout when queryTimeoutMs is 0', async () => {
-    const config = await clientConfigOf(node({ queryTimeoutMs: 0 }))
-    expect(config).not.toHaveProperty('query_timeout')
+  it("keeps a query_timeout the application set in the node's pool options", async () => {
+    const config = await clientConfigOf(node({ queryTimeoutMs: 750, pool: { query_timeout: 60_000 } }))
+    expect(config.query_timeout).toBe(60_000)
   })
 
   it('passes client options through, without the pool options', async () => {

@@ -35,8 +35,10 @@ export function poolOptionsOf(
 /**
  * The `pg.Client` class a node's pool opens: the node's client options, the connect deadline
  * (`connectTimeoutMs`, on opening a connection only: waiting for a free connection of a busy pool is
- * not bounded by it — work waiting on a node marked down is aborted instead), `query_timeout` from
- * `queryTimeoutMs`, and for a read-only pool `default_transaction_read_only` added to `options`.
+ * not bounded by it — work waiting on a node marked down is aborted instead), and for a read-only
+ * pool `default_transaction_read_only` added to `options`. No `query_timeout` from
+ * `queryTimeoutMs`: the router times statements itself and cancels them on the server (a
+ * client-side timeout would leave the statement running and race the cancel).
  */
 function clientClass(lib: typeof pg, node: DriverNodeOptions): new () => pg.Client {
   const base = (typeof node.pool.Client === 'function' ? node.pool.Client : lib.Client) as typeof pg.Client
@@ -57,7 +59,6 @@ function clientClass(lib: typeof pg, node: DriverNodeOptions): new () => pg.Clie
     ...own,
     connectionString: url,
     connectionTimeoutMillis: node.connectTimeoutMs,
-    ...(node.queryTimeoutMs > 0 ? { query_timeout: node.queryTimeoutMs } : {}),
     ...(readOnlyOptions !== undefined ? { options: readOnlyOptions } : {}),
   }
   const readOnly = node.readOnly

@@ -33,9 +33,9 @@ function withText(config: unknown, text: string): unknown {
 
 /**
  * Wraps a routed connection as a `pg.PoolClient`: `query` keeps pg's overloads (promise or callback,
- * text or config, submittables such as cursors) with routemate's read-only guard and passive
- * health; `release(err?)` gives it back (destroying it on an error, as pg does). Everything else is
- * the real client.
+ * text or config, submittables such as cursors) with routemate's read-only guard, passive health
+ * and `queryTimeoutMs` (not for submittables); `release(err?)` gives it back (destroying it on an
+ * error, as pg does). Everything else is the real client.
  */
 function wrapClient(sc: ScopedConnection<pg.Client>): pg.PoolClient {
   const client = sc.conn
@@ -59,11 +59,13 @@ function wrapClient(sc: ScopedConnection<pg.Client>): pg.PoolClient {
       return Promise.reject(err)
     }
     if (isSubmittable(sent)) return (client.query as (q: unknown) => unknown)(sent)
-    const p = (client.query as (q: unknown, v?: unknown) => Promise<unknown>)(sent, values).catch(
-      (err: unknown) => {
-        throw sc.fail(err)
-      },
-    )
+    // Bounded by the node's queryTimeoutMs (cancelled on the server when it passes).
+    const p = new Promise<unknown>((resolve, reject) => {
+      const done = sc.timed<unknown>((err, res) => (err == null ? resolve(res) : reject(err)))
+      ;(client.query as (q: unknown, v: unknown, cb: Callback) => void)(sent, values, done as Callback)
+    }).catch((err: unknown) => {
+      throw sc.fail(err)
+    })
     if (callback) {
       p.then(
         (res) => callback(null, res),

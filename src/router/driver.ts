@@ -17,7 +17,12 @@ export type NodeRole = 'primary' | 'replica'
 export type ErrorClass =
   /** The connection failed, was reset or refused, or the server is gone: counts against the node's health; reads may be retried elsewhere. */
   | 'connection'
-  /** The query exceeded `queryTimeoutMs` and its connection was destroyed: counts against the node's health. */
+  /**
+   * A client-side timeout passed (the driver's own, e.g. a `query_timeout` / `timeout` option the
+   * application set; routemate's `queryTimeoutMs` raises `QueryTimeoutError`, classified the same):
+   * evidence about the statement, not the node — never counts against its health, never retried.
+   * The connection is closed (the server may still be running the statement).
+   */
   | 'timeout'
   /** The server refused a write in a read-only transaction or on a standby. */
   | 'read-only'
@@ -34,7 +39,10 @@ export interface DriverNodeOptions {
   readonly pool: Readonly<Record<string, unknown>>
   /** Hard deadline for opening one connection, in ms. */
   readonly connectTimeoutMs: number
-  /** Client-side bound of one query, in ms; `0` = none. */
+  /**
+   * The node's `queryTimeoutMs` (`0` = none). Informative: the core times statements itself and
+   * calls `Driver.cancel`; a driver should not set a client-side timeout of its own from it.
+   */
   readonly queryTimeoutMs: number
   /**
    * When true, every connection of this pool runs its transactions read-only
@@ -168,6 +176,17 @@ export interface Driver<Conn = unknown> {
    * further statements on it; the driver's pool closes it on release.
    */
   readOnlySessionLost?(conn: Conn): boolean
+  /**
+   * Optional: asks the server to cancel the statement running on `conn` (PostgreSQL: a cancel
+   * request for the connection's backend over a new socket; MySQL/MariaDB: `KILL QUERY` on its
+   * connection id, from a short-lived connection). Called by the core when a statement passes
+   * `queryTimeoutMs`; `node` carries the node's connection options (`connectTimeoutMs` is the
+   * core's deadline for the whole cancellation). Resolves `true` once the server accepted the
+   * request — after that, the cancellation can no longer hit a later statement on `conn` —
+   * and `false` when it could not be delivered. Never rejects; gives up (closing its socket) when
+   * `signal` aborts. Without it, a timed-out statement's connection is closed.
+   */
+  cancel?(conn: Conn, node: DriverNodeOptions, signal: AbortSignal): Promise<boolean>
   /** Classifies an error thrown by this driver. */
   classify(err: unknown): ErrorClass
   /** Builds the driver's native-looking pool facade (`router.pool()`), e.g. a `pg.Pool` look-alike. */

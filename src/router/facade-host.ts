@@ -38,6 +38,14 @@ export interface ScopedConnection<Conn = unknown> {
    * nested in `router.transaction` cannot end the outer one. Other text is returned as is.
    */
   translate(text: string): string
+  /**
+   * Bounds one statement the facade sends on this connection by the node's `queryTimeoutMs`, as
+   * for `router.query` (cancelled on the server when it passes): call it as the statement is sent,
+   * with the callback that gets its outcome; give the driver the returned callback instead. After
+   * a timeout, `done` gets a `QueryTimeoutError` (or the result, if the statement completed
+   * anyway) once the cancellation settled. Without a timeout it returns `done` itself.
+   */
+  timed<T>(done: (err: unknown, value?: T) => void): (err: unknown, value?: T) => void
   /** Records an error raised on this connection (passive health) and maps it; returns what to throw. */
   fail(err: unknown): unknown
   /** Gives the connection back (`destroy` closes it). Idempotent. */

@@ -21,7 +21,7 @@ export interface NodeConfig {
   weight?: number
   /** Options passed to the driver's pool for this node, merged over the router-level `pool`. Default: `{}`. */
   pool?: Record<string, unknown>
-  /** Bound of one query on this node, in ms; the connection is destroyed when it passes. Default: the router's `queryTimeoutMs`. */
+  /** Bound of one statement on this node, in ms; cancelled on the server when it passes (`QueryTimeoutError`). Default: the router's `queryTimeoutMs`. */
   queryTimeoutMs?: number
   /** Bound of opening one connection to this node, in ms. Default: the router's `connectTimeoutMs`. */
   connectTimeoutMs?: number
@@ -196,7 +196,13 @@ export interface RouterOptions {
    * this says. Default: `true`.
    */
   retryReads?: boolean
-  /** Bound of any single query, in ms; the connection is destroyed when it passes. `0` = none. Default: 0. */
+  /**
+   * Bound of any single statement, in ms; `0` = none. Default: 0. When it passes, the statement is
+   * cancelled on the server (PostgreSQL cancel request, MySQL/MariaDB `KILL QUERY`) and rejects
+   * with `QueryTimeoutError` once the server confirmed it (its connection is then reused); if that
+   * takes longer than `connectTimeoutMs`, the connection is closed instead. A timeout never counts
+   * against the node's health and is never retried: it makes the node be probed at once.
+   */
   queryTimeoutMs?: number
   /** Bound of opening one pooled connection, in ms. Default: 5000. */
   connectTimeoutMs?: number

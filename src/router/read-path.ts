@@ -16,6 +16,7 @@ import { readOnlyViolation } from './read-only-guard.js'
 import {
   classifyError,
   isNodeFailure,
+  mustClose,
   runsOneStatement,
   type Statement,
   textOf,
@@ -206,12 +207,12 @@ export class ReadPath {
       if (node.position === undefined || this.#driver.positionReached(replay, node.position))
         node.position = replay
       const started = performance.now()
-      const result = await this.#driver.execute(conn, sql, params)
+      const result = await node.execute(conn, sql, params)
       node.observe(performance.now() - started)
       return result
     } catch (err) {
-      destroy = isNodeFailure(classifyError(this.#driver, err))
-      if (destroy) {
+      destroy = mustClose(this.#driver, err)
+      if (isNodeFailure(classifyError(this.#driver, err))) {
         statementFailed(this.#core, cluster, node, err, true)
         return undefined // read it from the primary instead
       }

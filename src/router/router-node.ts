@@ -1,11 +1,22 @@
 import { AsyncResource } from 'node:async_hooks'
 import type { Balancer, NodeView } from '../balancer/balancer.js'
+import { QueryTimeoutError } from '../errors/query-timeout-error.js'
+import { WriteOutcomeUnknownError } from '../errors/write-outcome-unknown-error.js'
 import { NodeHealth, type NodeState } from '../health/node-health.js'
 import { redactUrlValue } from '../util/redact.js'
-import type { Driver, DriverPool, DriverProber, NodeRole, QueryResult } from './driver.js'
+import type {
+  Driver,
+  DriverNodeOptions,
+  DriverPool,
+  DriverProber,
+  ErrorClass,
+  NodeRole,
+  QueryResult,
+} from './driver.js'
 import type { ResolvedHealthCheck, ResolvedNode } from './resolved-config.js'
 import { captureSettlers, JobList, RunJob, settlers } from './run-job.js'
 import type { Statement } from './statement.js'
+import { StatementExpiry } from './statement-expiry.js'
 
 /** One served statement, as seen by `router.onQuery` listeners (metrics, tracing). */
 export interface QueryObservation {
@@ -28,6 +39,11 @@ export type QueryListener = (observation: QueryObservation) => void
 interface PendingAcquire {
   settled: boolean
   reject: (err: Error) => void
+}
+
+/** Arms a {@link RunJob}'s `queryTimeoutMs` timer (module-level: `setTimeout` with arguments, no closure per statement). */
+function jobTimedOut<Conn>(node: RouterNode<Conn>, job: RunJob<Conn>): void {
+  node.jobTimedOut(job)
 }
 
 /** Thrown into work aborted because its node was marked down. Classified as a connection error. */
@@ -84,7 +100,11 @@ export class RouterNode<Conn = unknown> implements NodeView {
   lastError: string | undefined = undefined
   queries = 0
   errors = 0
+  /** Told when a statement passes `queryTimeoutMs` (set by the health monitor: it probes the node soon). */
+  timeoutListener: (() => void) | undefined = undefined
   readonly #driver: Driver<Conn>
+  /** Connections a timed-out statement left unfit for reuse: `release` closes them. */
+  readonly #tainted = new Set<Conn>()
   readonly #pool: DriverPool<Conn>
   #readOnlyPool: DriverPool<Conn> | undefined
   readonly #busy = new Map<Conn, DriverPool<Conn>>()
@@ -121,6 +141,11 @@ export class RouterNode<Conn = unknown> implements NodeView {
     this.redactedUrl = redactUrlValue(options.url)
     this.health = new NodeHealth(health.failureThreshold, health.successThreshold)
     this.#pool = driver.createPool(this.#poolOptions(false), onError)
+  }
+
+  /** The node's driver. */
+  get driver(): Driver<Conn> {
+    return this.#driver
   }
 
   /** The node's health state. */
@@ -163,8 +188,12 @@ export class RouterNode<Conn = unknown> implements NodeView {
     })
   }
 
-  /** Returns a connection got from `acquire`; `destroy` closes it instead of pooling it. */
+  /**
+   * Returns a connection got from `acquire`; `destroy` closes it instead of pooling it (so does a
+   * timed-out statement that left it unfit for reuse).
+   */
   release(conn: Conn, destroy: boolean): void {
+    if (this.#tainted.size > 0 && this.#tainted.delete(conn)) destroy = true
     const pool = this.#busy.get(conn)
     if (pool === undefined) return
     this.#busy.delete(conn)
@@ -173,15 +202,24 @@ export class RouterNode<Conn = unknown> implements NodeView {
   }
 
   /**
-   * Runs one statement on a pooled connection, recording latency. Errors are thrown untouched.
+   * Runs one statement on a pooled connection, recording latency, bounded by `queryTimeoutMs`
+   * (see {@link StatementExpiry}: `QueryTimeoutError`). Driver errors are thrown untouched, but for
+   * a `write` (a write or unscoped statement on the primary) a connection error after the
+   * statement was sent becomes a `WriteOutcomeUnknownError`.
    * The hot path: one promise, and one {@link RunJob} whose single callback takes the checkout and
-   * then the result (the driver's callback methods when it has them), no awaits.
+   * then the result (the driver's callback methods when it has them), no awaits; with a timeout,
+   * one timer per statement.
    */
-  run(stmt: unknown, params: readonly unknown[] | undefined, readOnly = false): Promise<QueryResult> {
+  run(
+    stmt: unknown,
+    params: readonly unknown[] | undefined,
+    readOnly = false,
+    write = false,
+  ): Promise<QueryResult> {
     if (this.#ended) return Promise.reject(new NodeAbortError(this.name))
     const pool = readOnly ? this.#roPool() : this.#pool
     const promise = new Promise<QueryResult>(captureSettlers)
-    const job = new RunJob<Conn>(this, pool, stmt as Statement, params, settlers)
+    const job = new RunJob<Conn>(this, pool, stmt as Statement, params, settlers, write)
     this.inFlight++
     this.#jobs.link(job)
     if (pool.acquireCallback !== undefined) pool.acquireCallback(job.callback)
@@ -206,11 +244,19 @@ export class RouterNode<Conn = unknown> implements NodeView {
     }
     job.conn = conn
     // The latency average samples one statement in 8 (a clock read is ~80 ns of a ~1 µs budget);
-    // every one is timed while `onQuery` listeners or an observing balancer want durations.
-    job.started =
-      this.listeners.length > 0 || this.observer !== undefined || (this.#sampled++ & 7) === 0
-        ? performance.now()
-        : -1
+    // every one is timed while `onQuery` listeners or an observing balancer want durations, or
+    // when the node has a query timeout (whose timer is armed here, as the statement is sent).
+    const timeoutMs = this.options.queryTimeoutMs
+    if (timeoutMs > 0) {
+      job.started = performance.now()
+      job.timer = setTimeout(jobTimedOut, timeoutMs, this, job)
+      job.timer.unref()
+    } else {
+      job.started =
+        this.listeners.length > 0 || this.observer !== undefined || (this.#sampled++ & 7) === 0
+          ? performance.now()
+          : -1
+    }
     const driver = this.#driver
     // Listeners (metrics, tracing) must run in the caller's async context: bind the completion
     // to it, only when someone listens (binding costs an allocation).
@@ -225,6 +271,35 @@ export class RouterNode<Conn = unknown> implements NodeView {
 
   /** Step 2 of a {@link RunJob}: the statement finished; release the connection and settle. */
   jobDone(job: RunJob<Conn>, err: unknown, res: QueryResult | undefined): void {
+    const timer = job.timer
+    if (timer !== undefined) {
+      const expiry = job.expiry
+      if (expiry !== undefined) {
+        expiry.ended(err, res) // settles through #settle once its cancellation settled
+        return
+      }
+      clearTimeout(timer)
+    }
+    this.#settle(job, err, res, undefined)
+  }
+
+  /** A {@link RunJob}'s statement passed `queryTimeoutMs`: cancel it (see {@link StatementExpiry}). */
+  jobTimedOut(job: RunJob<Conn>): void {
+    const conn = job.conn
+    if (job.settled || conn === undefined || job.expiry !== undefined) return
+    job.expiry = new StatementExpiry<Conn>(
+      this,
+      conn,
+      job.started,
+      job.write,
+      this.#classify,
+      () => job.pool.destroy(conn),
+      (err, res, destroy) => this.#settle(job, err, res as QueryResult | undefined, destroy),
+    )
+  }
+
+  /** Releases a job's connection (`destroy`: closed; `undefined`: decided by the error) and settles it. */
+  #settle(job: RunJob<Conn>, err: unknown, res: QueryResult | undefined, destroy: boolean | undefined): void {
     const conn = job.conn as Conn
     this.#jobs.unlink(job)
     this.inFlight--
@@ -232,14 +307,100 @@ export class RouterNode<Conn = unknown> implements NodeView {
     const ms = job.started < 0 ? -1 : performance.now() - job.started
     if (err == null) {
       this.observe(ms)
-      job.pool.release(conn, false)
+      job.pool.release(conn, destroy === true)
       job.resolve(res as QueryResult)
       return
     }
     this.observe(ms, false)
-    const cls = this.#driver.classify(err)
-    job.pool.release(conn, cls === 'connection' || cls === 'timeout')
-    job.reject(err)
+    const cls = this.#classify(err)
+    job.pool.release(conn, destroy ?? (cls === 'connection' || cls === 'timeout'))
+    job.reject(
+      job.write && cls === 'connection' ? new WriteOutcomeUnknownError(this.name, this.cluster, err) : err,
+    )
+  }
+
+  /**
+   * Bounds one statement sent on `conn` (checked out with `acquire`) by `queryTimeoutMs`, as `run`
+   * does: returns the callback to give the statement's outcome to, which calls `done` once — with
+   * the outcome, or after a timeout with a `QueryTimeoutError` (or the result, if it completed
+   * anyway) once the cancellation settled; a connection left unfit for reuse is then closed by
+   * `release`. Without a timeout it returns `done` itself.
+   */
+  timed<T>(
+    conn: Conn,
+    write: boolean,
+    done: (err: unknown, value?: T) => void,
+  ): (err: unknown, value?: T) => void {
+    const ms = this.options.queryTimeoutMs
+    if (ms <= 0) return done
+    const started = performance.now()
+    let expiry: StatementExpiry<Conn> | undefined
+    let ended = false
+    const timer = setTimeout(() => {
+      if (ended) return
+      expiry = new StatementExpiry<Conn>(
+        this,
+        conn,
+        started,
+        write,
+        this.#classify,
+        () => (this.#busy.get(conn) ?? this.#pool).destroy(conn),
+        (err, value, destroy) => {
+          if (destroy) this.#tainted.add(conn)
+          done(err, value as T)
+        },
+      )
+    }, ms)
+    timer.unref()
+    return (err, value) => {
+      if (ended) return
+      ended = true
+      if (expiry !== undefined) expiry.ended(err, value)
+      else {
+        clearTimeout(timer)
+        done(err, value)
+      }
+    }
+  }
+
+  /**
+   * Runs one statement on a connection checked out with `acquire`, bounded by `queryTimeoutMs`
+   * (see {@link timed}). For a `write` (a session's write, a `COMMIT`), a connection error after
+   * it was sent becomes a `WriteOutcomeUnknownError`. Other driver errors are thrown untouched.
+   */
+  execute(
+    conn: Conn,
+    stmt: Statement,
+    params: readonly unknown[] | undefined,
+    write = false,
+  ): Promise<QueryResult> {
+    return new Promise<QueryResult>((resolve, reject) => {
+      const done = this.timed<QueryResult>(conn, write, (err, res) => {
+        if (err == null) resolve(res as QueryResult)
+        else if (write && this.#classify(err) === 'connection')
+          reject(new WriteOutcomeUnknownError(this.name, this.cluster, err))
+        else reject(err)
+      })
+      let p: Promise<QueryResult>
+      try {
+        p = this.#driver.execute(conn, stmt, params)
+      } catch (e) {
+        done(e ?? new Error('the driver threw'))
+        return
+      }
+      p.then(
+        (r) => done(undefined, r),
+        (e: unknown) => done(e ?? new Error('the driver failed')),
+      )
+    })
+  }
+
+  /** The core's classification of an error raised on this node (see `classifyError`). */
+  readonly #classify = (err: unknown): ErrorClass => {
+    if (err instanceof NodeAbortError) return 'connection'
+    if (err instanceof QueryTimeoutError) return 'timeout'
+    if (err instanceof WriteOutcomeUnknownError) return this.#classify(err.cause)
+    return this.#driver.classify(err)
   }
 
   /**
@@ -347,6 +508,11 @@ export class RouterNode<Conn = unknown> implements NodeView {
       queryTimeoutMs: o.queryTimeoutMs,
       readOnly,
     }
+  }
+
+  /** The options for a cancel request's connection (made only when a statement timed out). */
+  cancelOptions(): DriverNodeOptions {
+    return this.#poolOptions(false)
   }
 
   /** The options for a probe connection. */

@@ -1,5 +1,6 @@
 import type { DriverPool, QueryResult } from './driver.js'
 import type { Statement } from './statement.js'
+import type { StatementExpiry } from './statement-expiry.js'
 
 /** The settle functions of the promise made last with {@link captureSettlers}. */
 export const settlers: { resolve: (r: QueryResult) => void; reject: (err: unknown) => void } = {
@@ -33,6 +34,10 @@ export class RunJob<Conn> {
   /** Settled, or abandoned by `abortAll` while checking out. */
   settled = false
   started = 0
+  /** The `queryTimeoutMs` timer, armed when the statement is sent (only when the node has a timeout). */
+  timer: NodeJS.Timeout | undefined = undefined
+  /** Set when the timer fired: the statement is being cancelled. */
+  expiry: StatementExpiry<Conn> | undefined = undefined
   /** Links of the node's {@link JobList}. */
   prev: RunJob<Conn> | undefined = undefined
   next: RunJob<Conn> | undefined = undefined
@@ -47,6 +52,8 @@ export class RunJob<Conn> {
     readonly stmt: Statement,
     readonly params: readonly unknown[] | undefined,
     settle: typeof settlers,
+    /** A write (or unscoped statement) on the primary: a connection lost after sending it makes its outcome unknown. */
+    readonly write: boolean,
   ) {
     this.resolve = settle.resolve
     this.reject = settle.reject

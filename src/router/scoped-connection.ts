@@ -93,6 +93,8 @@ export function scopedConnection(
       }
       return text
     },
+    // A pooled connection outside `readOnly` on the primary carries writes: a lost one's outcome is unknown.
+    timed: (done) => node.timed(conn, !readOnly && tx === undefined, done),
     fail: (err) => (tx !== undefined ? tx.fail(err) : deps.failed(cluster, node, err, readOnly)),
     release: (destroy) => {
       if (released || tx !== undefined) return

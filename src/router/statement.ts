@@ -1,4 +1,6 @@
 import { PoolExhaustedError } from '../errors/pool-exhausted-error.js'
+import { QueryTimeoutError } from '../errors/query-timeout-error.js'
+import { WriteOutcomeUnknownError } from '../errors/write-outcome-unknown-error.js'
 import type { Driver, ErrorClass } from './driver.js'
 import { NodeAbortError } from './router-node.js'
 
@@ -31,19 +33,40 @@ export function runsOneStatement(
 }
 
 /**
- * Classifies an error, treating work aborted by the router (node marked down) as a connection
- * error and an exhausted pool ({@link PoolExhaustedError}) as a `statement` error: the node is
+ * Classifies an error: work aborted by the router (node marked down) is a connection error, a
+ * `QueryTimeoutError` a timeout, a `WriteOutcomeUnknownError` what its cause is (a connection
+ * error), and an exhausted pool ({@link PoolExhaustedError}) a `statement` error: the node is
  * fine, so it is neither marked down nor is the read retried elsewhere.
  */
 export function classifyError(driver: Driver, err: unknown): ErrorClass {
   if (err instanceof NodeAbortError) return 'connection'
   if (err instanceof PoolExhaustedError) return 'statement'
+  if (err instanceof QueryTimeoutError) return 'timeout'
+  if (err instanceof WriteOutcomeUnknownError) return classifyError(driver, err.cause)
   return driver.classify(err)
 }
 
-/** Whether an error class means the node (not the statement) failed. */
+/**
+ * Whether an error class means the node (not the statement) failed: only connection errors. A
+ * timeout is evidence about the statement, never about the node.
+ */
 export function isNodeFailure(cls: ErrorClass): boolean {
+  return cls === 'connection'
+}
+
+/** Whether a connection that raised an error of this class must be closed rather than pooled. */
+export function closesConnection(cls: ErrorClass): boolean {
   return cls === 'connection' || cls === 'timeout'
+}
+
+/**
+ * Whether the connection a statement failed on with `err` must be closed rather than pooled. A
+ * `QueryTimeoutError` leaves that to the node: `RouterNode.release` closes the connection when
+ * the cancellation could not be confirmed, and pools it when the server stopped the statement.
+ */
+export function mustClose(driver: Driver, err: unknown): boolean {
+  if (err instanceof QueryTimeoutError) return false
+  return closesConnection(classifyError(driver, err))
 }
 
 /**

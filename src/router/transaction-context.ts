@@ -1,3 +1,4 @@
+import { QueryTimeoutError } from '../errors/query-timeout-error.js'
 import { ReadOnlyViolationError } from '../errors/read-only-violation-error.js'
 import type { HealthMonitor } from '../health/health-monitor.js'
 import type { Cluster } from './cluster.js'
@@ -6,6 +7,7 @@ import type { RouterNode } from './router-node.js'
 import { readOnlyViolation } from './read-only-guard.js'
 import {
   classifyError,
+  closesConnection,
   isNodeFailure,
   runsOneStatement,
   type Statement,
@@ -33,7 +35,13 @@ export interface Transaction {
   readonly readOnly: boolean
 }
 
-/** The state of one transaction in progress: its pinned connection and savepoint counter. */
+/**
+ * The state of one transaction in progress: its pinned connection and savepoint counter. Each
+ * statement is bounded by the node's `queryTimeoutMs`; a statement that timed out dooms the
+ * transaction (`timedOut`: it is rolled back, never committed, even if the callback caught the
+ * error), and one whose cancellation could not be confirmed lost the connection: every later
+ * statement of the transaction rejects with the same `QueryTimeoutError`.
+ */
 export class TransactionContext<Conn = unknown> implements Transaction {
   readonly cluster: Cluster
   readonly routerNode: RouterNode<Conn>
@@ -42,6 +50,10 @@ export class TransactionContext<Conn = unknown> implements Transaction {
   /** A connection error was seen: the connection is destroyed at the end instead of pooled. */
   broken = false
   savepoints = 0
+  /** A statement of the transaction timed out (outside a savepoint rolled back since): it must not commit. */
+  timedOut: QueryTimeoutError | undefined = undefined
+  /** The timeout that closed the connection: later statements fail with it at once. */
+  #lost: QueryTimeoutError | undefined = undefined
   readonly #driver: Driver<Conn>
   readonly #monitor: HealthMonitor
 
@@ -81,11 +93,15 @@ export class TransactionContext<Conn = unknown> implements Transaction {
     return (await this.exec(sql, params)) as QueryResult<Row>
   }
 
-  /** Executes without the guard (BEGIN/COMMIT/savepoints go through here too). */
-  async exec(sql: Statement, params?: readonly unknown[]): Promise<QueryResult> {
+  /**
+   * Executes without the guard (BEGIN/COMMIT/savepoints go through here too). `write`: a write
+   * transaction's `COMMIT`, whose lost connection makes its outcome unknown.
+   */
+  async exec(sql: Statement, params?: readonly unknown[], write = false): Promise<QueryResult> {
+    if (this.#lost !== undefined) throw this.#lost
     const started = performance.now()
     try {
-      const r = await this.#driver.execute(this.conn, sql, params)
+      const r = await this.routerNode.execute(this.conn, sql, params, write)
       this.routerNode.observe(performance.now() - started)
       return r
     } catch (err) {
@@ -96,6 +112,16 @@ export class TransactionContext<Conn = unknown> implements Transaction {
 
   /** Records and maps an error raised on this connection; returns what to throw. */
   fail(err: unknown): unknown {
+    if (err instanceof QueryTimeoutError) {
+      // Evidence about the statement, not the node: no passive health.
+      this.routerNode.errors++
+      this.timedOut ??= err
+      if (!err.cancelled) {
+        this.broken = true
+        this.#lost = err
+      }
+      return withCallerStack(err)
+    }
     const cls = classifyError(this.#driver as Driver, err)
     if (cls === 'read-only') {
       return new ReadOnlyViolationError(
@@ -104,10 +130,9 @@ export class TransactionContext<Conn = unknown> implements Transaction {
       )
     }
     this.routerNode.errors++
-    if (isNodeFailure(cls)) {
-      this.broken = true
+    if (closesConnection(cls)) this.broken = true
+    if (isNodeFailure(cls))
       this.#monitor.recordFailure(this.cluster, this.routerNode as RouterNode, err, 'query')
-    }
     return withCallerStack(err)
   }
 }

@@ -1,3 +1,4 @@
+import { QueryTimeoutError } from '../errors/query-timeout-error.js'
 import { RouterClosedError } from '../errors/router-closed-error.js'
 import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
 import type { Cluster } from './cluster.js'
@@ -32,9 +33,11 @@ export class TransactionRunner {
   }
 
   /**
-   * Runs `fn` in a transaction on one connection and commits (or rolls back if it throws).
-   * Inside another transaction it becomes a savepoint on the same connection. After a committed
-   * write in a session, records the write for read-your-writes.
+   * Runs `fn` in a transaction on one connection and commits (or rolls back if it throws, or if
+   * one of its statements timed out: it then rejects with that `QueryTimeoutError`). Inside
+   * another transaction it becomes a savepoint on the same connection. After a committed write
+   * in a session, records the write for read-your-writes. A write transaction's `COMMIT` that
+   * loses its connection rejects with `WriteOutcomeUnknownError`.
    */
   async run<T>(fn: (tx: Transaction) => Promise<T> | T, options: TransactionOptions): Promise<T> {
     const core = this.#core
@@ -62,7 +65,15 @@ export class TransactionRunner {
         })
         throw err
       }
-      await ctx.exec('COMMIT')
+      if (ctx.timedOut !== undefined) {
+        // The callback caught a timeout and went on: a PostgreSQL transaction is aborted by then,
+        // and on any server committing part of the work would be a surprise. Roll back instead.
+        await ctx.exec('ROLLBACK').catch(() => {
+          ctx.broken = true
+        })
+        throw ctx.timedOut
+      }
+      await ctx.exec('COMMIT', undefined, !readOnly)
       if (!readOnly && scope?.session !== undefined) await recordWrite(core, cluster, scope.session, conn)
       return result
     } finally {
@@ -122,8 +133,9 @@ export class TransactionRunner {
         return ctx
       } catch (err) {
         target.node.release(target.conn, ctx.broken)
-        const next =
-          attempt === 0 && ctx.broken ? this.#beginRetryTarget(cluster, target.node, onPrimary) : undefined
+        // A timeout is never retried (it is not a connection failure).
+        const retriable = attempt === 0 && ctx.broken && !(err instanceof QueryTimeoutError)
+        const next = retriable ? this.#beginRetryTarget(cluster, target.node, onPrimary) : undefined
         if (next === undefined) throw err
         emitRetry(core, cluster, target.node, next, err)
         target = {
@@ -154,12 +166,20 @@ export class TransactionRunner {
     const driver = this.#core.driver
     const name = `routemate_sp_${++ctx.savepoints}`
     await ctx.exec(driver.savepointSql(name, 'create'))
+    const timedOut = ctx.timedOut
     try {
       const result = await fn(ctx)
+      if (ctx.timedOut !== timedOut) throw ctx.timedOut // caught inside and went on: roll it back
       await ctx.exec(driver.savepointSql(name, 'release'))
       return result
     } catch (err) {
-      await ctx.exec(driver.savepointSql(name, 'rollback')).catch(() => {})
+      // Rolled back to the savepoint, the transaction is usable again: a timeout inside is undone.
+      await ctx.exec(driver.savepointSql(name, 'rollback')).then(
+        () => {
+          ctx.timedOut = timedOut
+        },
+        () => {},
+      )
       throw err
     }
   }

@@ -5,7 +5,7 @@ import type { QueryResult } from './driver.js'
 import { acquireConnection, type RouterCore, requirePrimary, statementFailed } from './router-core.js'
 import type { Scope } from './scope.js'
 import { leadingKeyword } from './sql-guard.js'
-import { classifyError, isNodeFailure, type Statement, textOf } from './statement.js'
+import { mustClose, type Statement, textOf } from './statement.js'
 
 export { UNKNOWN_POSITION }
 
@@ -17,6 +17,8 @@ const READ_KEYWORDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', '
  * primary. `PrimaryUnavailableError` (before any I/O) when the primary is down or untrusted. A
  * session's write runs on a connection of its own so that, in `position` mode, the primary's
  * position after it can be read on that connection (`recordWrite`). Writes are never retried.
+ * Bounded by the primary's `queryTimeoutMs` (`QueryTimeoutError`); a connection lost after the
+ * statement was sent gives `WriteOutcomeUnknownError` (the write may or may not have been applied).
  */
 export async function runOnPrimary(
   core: RouterCore,
@@ -29,7 +31,7 @@ export async function runOnPrimary(
   const session = scope?.session
   if (session === undefined || READ_KEYWORDS.has(leadingKeyword(textOf(sql)))) {
     try {
-      return await node.run(sql, params)
+      return await node.run(sql, params, false, true)
     } catch (err) {
       throw statementFailed(core, cluster, node, err, false)
     }
@@ -39,13 +41,13 @@ export async function runOnPrimary(
   let destroy = false
   try {
     const started = performance.now()
-    const result = await core.driver.execute(conn, sql, params)
+    const result = await node.execute(conn, sql, params, true)
     node.observe(performance.now() - started)
     await recordWrite(core, cluster, session, conn)
     return result
   } catch (err) {
     node.observe(0, false)
-    destroy = isNodeFailure(classifyError(core.driver, err))
+    destroy = mustClose(core.driver, err)
     throw statementFailed(core, cluster, node, err, false)
   } finally {
     node.release(conn, destroy)

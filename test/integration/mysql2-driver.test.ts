@@ -224,11 +224,13 @@ describe('pool and execute', () => {
     })
   })
 
-  it('queryTimeoutMs rejects with a timeout-class error; destroying the connection frees the pool', async () => {
+  it("queryTimeoutMs sets no mysql2 timeout (the router cancels with KILL QUERY); a statement's own timeout is a timeout-class error and destroying the connection frees the pool", async () => {
     await withPool(node(cluster.primary.url, { queryTimeoutMs: 200 }), async (pool) => {
       const conn = await pool.acquire()
+      // Not bounded by the driver: the router times statements itself.
+      expect((await driver.execute(conn, 'SELECT SLEEP(0.4) AS s', undefined)).rows).toEqual([{ s: 0 }])
       const t0 = Date.now()
-      const err = await failure(driver.execute(conn, 'SELECT SLEEP(3)', undefined))
+      const err = await failure(driver.execute(conn, { sql: 'SELECT SLEEP(3)', timeout: 200 }, undefined))
       expect(Date.now() - t0).toBeLessThan(1500)
       expect(err).toMatchObject({ code: 'PROTOCOL_SEQUENCE_TIMEOUT' })
       expect(driver.classify(err)).toBe('timeout')
