@@ -30,7 +30,9 @@ function countingEnds(driver: Driver): { driver: Driver; ends: Record<string, nu
         destroy: (c) => pool.destroy(c),
         counts: () => pool.counts(),
         end: () => {
-          ends[node.name] = (ends[node.name] ?? 0) + 1
+          // a node has a pool for writes and a read-only one for reads: each must end once
+          const key = node.readOnly ? `${node.name}:ro` : node.name
+          ends[key] = (ends[key] ?? 0) + 1
           return pool.end()
         },
       }
@@ -95,12 +97,16 @@ describe.each(dialects)('runtime topology ($name)', (d: DialectCase) => {
     expect(failures).toEqual([])
     expect(late).toEqual([])
     expect(ends.replica1).toBe(1)
+    expect(ends['replica1:ro']).toBe(1)
     expect(router.stats().nodes.map((n) => n.name)).toEqual(['primary', 'replica2'])
     await router.removeReplica('replica1').catch(() => {}) // unknown now: no second end()
     expect(ends.replica1).toBe(1)
+    expect(ends['replica1:ro']).toBe(1)
     await router.close()
     expect(ends.replica1).toBe(1)
+    expect(ends['replica1:ro']).toBe(1)
     expect(ends.replica2).toBe(1)
+    expect(ends['replica2:ro']).toBe(1)
   })
 
   it('addReplica of an unreachable node: it resolves, and no read ever goes to the node until a probe of it succeeds', async () => {
