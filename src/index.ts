@@ -33,12 +33,15 @@ export {
   ConfigError,
   CrossShardError,
   NoHealthyReplicaError,
+  NodeAbortError,
   PrimaryUnavailableError,
   ReadOnlyViolationError,
   RoutemateError,
   RouterClosedError,
+  RouterNotReadyError,
   ShardKeyRequiredError,
   ShardQueryError,
+  UnknownNodeError,
   UnknownShardError,
 } from './errors/index.js'
 export { KeptConnectionProber, type ProbeConnectionOps } from './health/kept-connection-prober.js'
@@ -86,6 +89,7 @@ export {
   type CloseOptions,
   createRouter,
   type QueryAllShardsOptions,
+  type ReadyOptions,
   Router,
   type ShardHandle,
   type TransactionOptions,

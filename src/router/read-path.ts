@@ -1,6 +1,7 @@
 import { NoHealthyReplicaError } from '../errors/no-healthy-replica-error.js'
 import type { Cluster } from './cluster.js'
 import type { Driver, QueryResult } from './driver.js'
+import { afterFirstProbes } from './first-probes.js'
 import type { ResolvedConfig } from './resolved-config.js'
 import {
   acquireConnection,
@@ -47,6 +48,9 @@ export class ReadPath {
     params: readonly unknown[] | undefined,
   ): Promise<QueryResult> {
     if (isEvidentWrite(textOf(sql))) return Promise.reject(readOnlyError(cluster.name))
+    if (cluster.candidates.length === 0 && cluster.firstProbesPending) {
+      return afterFirstProbes(this.#core, cluster).then(() => this.read(cluster, scope, sql, params))
+    }
     const token = scope.session?.positions.get(cluster.name)
     if (token !== undefined) return this.#readAtPosition(cluster, token, sql, params)
     let node: RouterNode
@@ -66,6 +70,8 @@ export class ReadPath {
     scope: Scope | undefined,
     readOnlyPoolOnPrimary: boolean,
   ): Promise<{ node: RouterNode; conn: unknown }> {
+    if (cluster.candidates.length === 0 && cluster.firstProbesPending)
+      await afterFirstProbes(this.#core, cluster)
     const node = this.#pickRead(cluster, scope)
     const ro = readOnlyPoolOnPrimary && node === cluster.primary
     try {

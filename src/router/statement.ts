@@ -1,5 +1,5 @@
 import type { Driver, ErrorClass } from './driver.js'
-import { NodeAbortError } from './router-node.js'
+import { NodeAbortError } from '../errors/node-abort-error.js'
 
 /** A statement: SQL text, or a driver query config object carrying it (`{ text }` for pg, `{ sql }` for mysql2). */
 export type Statement =
