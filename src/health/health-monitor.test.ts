@@ -54,7 +54,7 @@ function setup(up: Record<string, boolean>, healthCheck: Record<string, number> 
   }
   const cluster = new Cluster(config.clusters[0]!, config.driver, config.healthCheck, events)
   const monitor = new HealthMonitor([cluster], config, events)
-  return { probes, monitor, cluster, seen }
+  return { probes, monitor, cluster, seen, driver: config.driver, events }
 }
 
 describe('HealthMonitor (fake driver, fake timers)', () => {
@@ -62,7 +62,7 @@ describe('HealthMonitor (fake driver, fake timers)', () => {
     vi.useRealTimers()
   })
 
-  it('re-probes a down node with capped exponential backoff, and an up node every interval', async () => {
+  it('re-probes a down node whose probes fail fast every interval, like an up node: no backoff', async () => {
     vi.useFakeTimers({ now: 0 })
     const up = { primary: true, r1: false }
     const { probes, monitor, seen } = setup(up, {
@@ -75,13 +75,74 @@ describe('HealthMonitor (fake driver, fake timers)', () => {
     await vi.advanceTimersByTimeAsync(5000)
     monitor.stop()
     const gaps = (probes.r1 ?? []).slice(1).map((t, i) => t - (probes.r1 as number[])[i]!)
-    // suspect after the 1st failure (next probe one interval later), down after the 2nd, then the
-    // gap doubles: 200, 400, 800, capped at maxBackoffMs
-    expect(gaps.slice(0, 5)).toEqual([100, 200, 400, 800, 800])
-    expect(new Set(gaps.slice(5))).toEqual(new Set([800]))
+    expect(gaps.length).toBeGreaterThanOrEqual(45)
+    expect(new Set(gaps)).toEqual(new Set([100])) // refused at once: probing it costs nothing
     const primaryGaps = (probes.primary ?? []).slice(1).map((t, i) => t - (probes.primary as number[])[i]!)
     expect(new Set(primaryGaps)).toEqual(new Set([100]))
     expect(seen).toEqual(['node:suspect r1', 'node:down r1'])
+  })
+
+  it('re-probes a down node whose probes hang with capped exponential backoff', async () => {
+    vi.useFakeTimers({ now: 0 })
+    const up = { primary: true, r1: true }
+    const { probes, monitor, seen, driver } = setup(up, {
+      intervalMs: 100,
+      timeoutMs: 50,
+      failureThreshold: 2,
+      maxBackoffMs: 800,
+    })
+    const probe = driver.probe.bind(driver)
+    driver.probe = (node, signal) => {
+      if (node.name !== 'r1') return probe(node, signal)
+      record(probes, node.name)
+      return new Promise(() => {}) // a frozen server: the deadline fails it
+    }
+    void monitor.start()
+    await vi.advanceTimersByTimeAsync(5000)
+    monitor.stop()
+    const gaps = (probes.r1 ?? []).slice(1).map((t, i) => t - (probes.r1 as number[])[i]!)
+    // suspect after the 1st timeout (next probe one interval later), down after the 2nd, then the
+    // gap doubles: 200, 400, 800, capped at maxBackoffMs
+    expect(gaps.slice(0, 5)).toEqual([100, 200, 400, 800, 800])
+    expect(new Set(gaps.slice(5))).toEqual(new Set([800]))
+    expect(seen).toEqual(['node:suspect r1', 'node:down r1'])
+  })
+
+  it('a probe that fails only after most of its deadline counts as hung; one that fails early does not', async () => {
+    vi.useFakeTimers({ now: 0 })
+    const up = { primary: true, r1: true }
+    const { probes, monitor, driver, cluster } = setup(up, {
+      intervalMs: 100,
+      timeoutMs: 80,
+      failureThreshold: 1,
+      maxBackoffMs: 1600,
+    })
+    let failAfterMs = 70 // of an 80 ms deadline: hung
+    const probe = driver.probe.bind(driver)
+    driver.probe = (node, signal) => {
+      if (node.name !== 'r1') return probe(node, signal)
+      record(probes, node.name)
+      return new Promise((_, reject) =>
+        setTimeout(() => reject(new Error('Connection terminated due to connection timeout')), failAfterMs),
+      )
+    }
+    void monitor.start()
+    await vi.advanceTimersByTimeAsync(1600)
+    const r1 = cluster.replicas[0]!
+    expect(r1.state).toBe('down')
+    expect(r1.hungProbes).toBeGreaterThanOrEqual(3)
+    const slow = (probes.r1 ?? []).slice(1).map((t, i) => t - (probes.r1 as number[])[i]!)
+    expect(slow.slice(0, 3)).toEqual([100, 200, 400])
+    failAfterMs = 5 // now it fails early (refused): back to one probe per interval
+    await vi.advanceTimersByTimeAsync(2000) // the backed-off probe comes, fails fast
+    const from = (probes.r1 ?? []).length
+    await vi.advanceTimersByTimeAsync(1000)
+    monitor.stop()
+    const times = (probes.r1 ?? []).slice(from - 1)
+    const fast = times.slice(1).map((t, i) => t - times[i]!)
+    expect(fast.length).toBeGreaterThanOrEqual(9)
+    expect(new Set(fast)).toEqual(new Set([100]))
+    expect(r1.hungProbes).toBe(0)
   })
 
   it('needs successThreshold consecutive successes to re-admit, one event per change', async () => {
@@ -170,5 +231,79 @@ describe('HealthMonitor (fake driver, fake timers)', () => {
     monitor.stop()
     expect(cluster.candidates).toContain(r2)
     expect(cluster.unusableReason(r2)).toBeUndefined()
+  })
+
+  it('at startup, a replica is no candidate before its first successful probe, and no fallback is announced while first probes run', async () => {
+    vi.useFakeTimers({ now: 0 })
+    const up = { primary: true, r1: true }
+    const { monitor, cluster, driver, events } = setup(up, { intervalMs: 100, timeoutMs: 50 })
+    const fallbacks: string[] = []
+    events.on('fallback', () => fallbacks.push('fallback'))
+    events.on('fallback:end', () => fallbacks.push('fallback:end'))
+    const probe = driver.probe.bind(driver)
+    driver.probe = (node, signal) =>
+      new Promise((resolve, reject) => setTimeout(() => probe(node, signal).then(resolve, reject), 40))
+    const r1 = cluster.replicas[0]!
+    expect(cluster.candidates).toEqual([])
+    expect(cluster.unusableReason(r1)).toBe('not-probed-yet')
+    expect(cluster.primary?.available).toBe(true) // writes are still attempted before the first probe
+    const ready = monitor.start()
+    await vi.advanceTimersByTimeAsync(30)
+    expect(cluster.candidates).toEqual([])
+    await vi.advanceTimersByTimeAsync(15)
+    await ready
+    expect(cluster.candidates).toEqual([r1])
+    expect(r1.probes).toBe(1)
+    expect(cluster.fallingBack).toBe(false)
+    monitor.stop()
+    expect(fallbacks).toEqual([])
+  })
+
+  it('at startup, a replica whose first probe fails gets no reads; the fallback is announced once its first probe is done', async () => {
+    vi.useFakeTimers({ now: 0 })
+    const up = { primary: true, r1: false }
+    const { monitor, cluster, events } = setup(up, { intervalMs: 100, timeoutMs: 50 })
+    const fallbacks: unknown[] = []
+    events.on('fallback', (e) => fallbacks.push(e))
+    events.on('fallback:end', (e) => fallbacks.push(e))
+    await monitor.start()
+    const r1 = cluster.replicas[0]!
+    expect(cluster.candidates).toEqual([])
+    expect(r1.state).toBe('suspect')
+    expect(cluster.unusableReason(r1)).toBe('not-probed-yet')
+    expect(fallbacks).toEqual([{ cluster: 'default', toPrimary: true, replicas: { r1: 'not-probed-yet' } }])
+    up.r1 = true
+    await vi.advanceTimersByTimeAsync(100)
+    monitor.stop()
+    expect(cluster.candidates).toEqual([r1])
+    expect(fallbacks.slice(1)).toEqual([{ cluster: 'default' }])
+  })
+
+  it('with healthCheck: false, configured replicas are candidates at once (nothing probes them)', async () => {
+    vi.useFakeTimers({ now: 0 })
+    const { monitor, cluster, probes } = setup({ primary: true, r1: true }, false)
+    expect(cluster.candidates).toEqual([cluster.replicas[0]])
+    await monitor.start()
+    await vi.advanceTimersByTimeAsync(1000)
+    monitor.stop()
+    expect(probes).toEqual({})
+  })
+
+  it('onProbe listeners hear every finished probe, and stop()', async () => {
+    vi.useFakeTimers({ now: 0 })
+    const { monitor } = setup({ primary: true, r1: false }, { intervalMs: 100, timeoutMs: 50 })
+    let heard = 0
+    const off = monitor.onProbe(() => heard++)
+    await monitor.start()
+    expect(heard).toBe(2)
+    await vi.advanceTimersByTimeAsync(100)
+    expect(heard).toBe(4)
+    off()
+    await vi.advanceTimersByTimeAsync(100)
+    expect(heard).toBe(4)
+    const again = monitor.onProbe(() => heard++)
+    monitor.stop()
+    again()
+    expect(heard).toBe(5)
   })
 })

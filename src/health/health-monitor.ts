@@ -15,11 +15,19 @@ class ProbeTimeoutError extends Error {
 }
 
 /**
+ * A failed probe that took at least this share of the deadline hung (a frozen server, a dead
+ * network path) rather than failed fast (refused, reset, credentials rejected at once).
+ */
+const HUNG_SHARE = 0.75
+
+/**
  * Probes every node on a timer and applies outcomes — of probes and of real queries — to the nodes'
  * state machines, emitting one event per state change, aborting the work of nodes marked down and
  * rebuilding the clusters' candidate lists. Probes run in parallel, each under one hard deadline
- * that covers connecting; a throwing probe never stops the loop; down nodes are re-probed with
- * capped exponential backoff. The timer is `unref()`'d.
+ * that covers connecting; a throwing probe never stops the loop. A down node whose probes fail
+ * fast (refused, reset, rejected credentials) is re-probed every interval, so it is back within
+ * one interval of accepting connections; only one whose probes hang is re-probed with capped
+ * exponential backoff. The timer is `unref()`'d.
  */
 export class HealthMonitor {
   readonly #clusters: readonly Cluster[]
@@ -27,6 +35,8 @@ export class HealthMonitor {
   readonly #driver: Driver
   readonly #events: RouterEmitter
   readonly #probes = new Set<AbortController>()
+  /** Called after every finished probe (and by `stop()`). */
+  readonly #probeListeners = new Set<() => void>()
   #timer: NodeJS.Timeout | undefined
   #closed = false
   #ready: Promise<void> | undefined
@@ -80,6 +90,25 @@ export class HealthMonitor {
     for (const ac of this.#probes) ac.abort()
     this.#probes.clear()
     for (const cluster of this.#clusters) for (const node of cluster.nodes) node.closeProber()
+    this.#notifyProbed()
+  }
+
+  /** Calls `listener` after every finished probe of any node, and once more on `stop()`; returns the unsubscribe function. */
+  onProbe(listener: () => void): () => void {
+    this.#probeListeners.add(listener)
+    return () => {
+      this.#probeListeners.delete(listener)
+    }
+  }
+
+  #notifyProbed(): void {
+    for (const l of [...this.#probeListeners]) {
+      try {
+        l()
+      } catch {
+        // a waiter never disturbs the loop
+      }
+    }
   }
 
   /** Probes every due node once, in parallel. Never rejects. */
@@ -87,7 +116,7 @@ export class HealthMonitor {
     if (this.#closed) return
     const now = Date.now()
     const all = this.#config.healthCheck.enabled
-    const work: Promise<void>[] = []
+    const work: Promise<boolean>[] = []
     for (const cluster of this.#clusters) {
       for (const node of cluster.nodes) {
         this.#listenToTimeouts(cluster, node)
@@ -99,19 +128,20 @@ export class HealthMonitor {
     await Promise.all(work)
   }
 
-  /** Probes one node now and applies the outcome. Never rejects. */
-  async probeNode(cluster: Cluster, node: RouterNode): Promise<void> {
+  /** Probes one node now and applies the outcome; resolves to whether the probe succeeded. Never rejects. */
+  async probeNode(cluster: Cluster, node: RouterNode): Promise<boolean> {
     const hc = this.#config.healthCheck
     node.probing = true
     const started = Date.now()
     const ac = new AbortController()
     this.#probes.add(ac)
     let timer: NodeJS.Timeout | undefined
+    let ok = false
     try {
       const deadline = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
+          reject(new ProbeTimeoutError(hc.timeoutMs)) // first: the race reports the deadline, not the abort
           ac.abort()
-          reject(new ProbeTimeoutError(hc.timeoutMs))
         }, hc.timeoutMs)
         timer.unref()
       })
@@ -120,23 +150,35 @@ export class HealthMonitor {
         this.#driver.probe(node.probeOptions(hc.timeoutMs), ac.signal)
       probe.catch(() => {}) // settled later by the deadline race; never unhandled
       const result = await Promise.race([probe, deadline])
-      if (this.#closed) return
+      if (this.#closed) return false
       node.lastProbeMs = Date.now() - started
+      node.probes++
+      node.hungProbes = 0
       this.#applyProbe(cluster, node, result)
+      ok = true
     } catch (err) {
-      if (this.#closed) return
-      node.lastProbeMs = Date.now() - started
+      if (this.#closed) return false
+      const ms = Date.now() - started
+      node.lastProbeMs = ms
+      node.probes++
+      const hung = err instanceof ProbeTimeoutError || ms >= hc.timeoutMs * HUNG_SHARE
+      node.hungProbes = hung ? node.hungProbes + 1 : 0
       this.recordFailure(cluster, node, err, 'probe')
+      if (node.awaitingProbe && node.probes === 1) cluster.rebuild() // its first probe is done: fallback can be decided
     } finally {
       if (timer !== undefined) clearTimeout(timer)
       this.#probes.delete(ac)
       node.probing = false
+      // Backoff only for a down node whose probes hang: one that refuses at once costs nothing to
+      // probe, and is back within one interval of accepting connections.
       const delay =
-        node.state === 'down'
-          ? Math.min(hc.intervalMs * 2 ** Math.min(Math.max(node.probeFailures - 1, 0), 20), hc.maxBackoffMs)
+        node.state === 'down' && node.hungProbes > 0
+          ? Math.min(hc.intervalMs * 2 ** Math.min(node.hungProbes - 1, 20), hc.maxBackoffMs)
           : hc.intervalMs
       node.nextProbeAt = started + delay - hc.intervalMs / 2
+      if (!this.#closed) this.#notifyProbed()
     }
+    return ok
   }
 
   /** The node's prober that keeps a connection, when the driver has one and reuse is on. */
@@ -154,7 +196,7 @@ export class HealthMonitor {
     if (this.#closed) return // work aborted by close() says nothing about the node
     const reason = this.redact(err)
     node.lastError = reason
-    if (source === 'probe') node.probeFailures++
+    node.lastFailure = err
     if (node.state === 'down') return
     const next = node.health.failure()
     if (next !== undefined) this.#transition(cluster, node, next, reason, source)
@@ -167,12 +209,12 @@ export class HealthMonitor {
   }
 
   #applyProbe(cluster: Cluster, node: RouterNode, result: ProbeResult): void {
-    node.probeFailures = 0
     const now = Date.now()
     node.reportedRole = result.role
+    node.seenHealthy = true
     let changed = cluster.reconcileRoles()
     if (node.awaitingProbe) {
-      node.awaitingProbe = false // an added replica: usable from its first good probe on
+      node.awaitingProbe = false // usable from its first good probe on
       changed = true
     }
     // Role check: a node that reports another role than the one it is used in is not trusted.

@@ -35,6 +35,11 @@ export class Cluster {
   readYourWritesRedirects = 0
   /** Whether reads are currently falling back (no usable replica while replicas exist). */
   fallingBack = false
+  /**
+   * Whether the first probe of some replica is still running (at startup, after `addReplica`):
+   * until it has finished, reads that find no candidate wait for it instead of falling back.
+   */
+  firstProbesPending = false
   readonly #events: RouterEmitter
   readonly #make: (n: ResolvedNode) => RouterNode
   readonly #driver: Driver
@@ -68,6 +73,9 @@ export class Cluster {
     const replicas = config.replicas.map(make)
     this.replicas = Object.freeze(replicas)
     this.nodes = Object.freeze(this.primary === undefined ? replicas : [this.primary, ...replicas])
+    // With health checks, no node is trusted before a probe of it succeeds: replicas get no reads
+    // until then; the primary still takes writes (see `runOnPrimary` for its connect failures).
+    if (health.enabled) for (const n of this.nodes) n.awaitingProbe = true
     this.balancer = config.balancer()
     this.#driver = driver
     this.lag = new LagTracker((a, b) => driver.positionReached(a, b))
@@ -94,7 +102,10 @@ export class Cluster {
     }
   }
 
-  /** Why a replica is not usable, or `undefined` when it is. */
+  /**
+   * Why a replica is not usable, or `undefined` when it is. `not-probed-yet`: no probe of it has
+   * succeeded yet (its `state` and `lastError` say whether one failed).
+   */
   unusableReason(node: RouterNode): string | undefined {
     if (node.drained) return 'drained'
     if (node.awaitingProbe) return 'not-probed-yet'
@@ -119,7 +130,12 @@ export class Cluster {
       this.candidates = Object.freeze(next)
       this.balancer.reset?.(this.candidates as readonly NodeView[])
     }
-    if (this.replicas.length === 0) return
+    let pending = false
+    for (const r of this.replicas) if (r.awaitingProbe && r.probes === 0 && !r.drained) pending = true
+    this.firstProbesPending = pending
+    // While a replica's first probe is still running (at startup, after addReplica), whether the
+    // cluster falls back is not known yet: decided once it has finished.
+    if (this.replicas.length === 0 || pending) return
     const empty = this.candidates.length === 0
     if (empty && !this.fallingBack) {
       this.fallingBack = true

@@ -30,7 +30,7 @@ export interface RouterEvents {
   'node:lagging': NodeEventBase & { readonly lagMs: number | undefined; readonly maxLagMs: number }
   /** A lagging replica caught up: used for reads again. */
   'node:caught-up': NodeEventBase & { readonly lagMs: number | undefined }
-  /** No replica of a cluster is usable any more: reads go to the primary (`toPrimary`) or fail. Once per change. */
+  /** No replica of a cluster is usable any more: reads go to the primary (`toPrimary`) or fail. Once per change; at startup, decided once every replica's first probe has finished. */
   fallback: {
     readonly cluster: string
     readonly toPrimary: boolean

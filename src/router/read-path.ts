@@ -1,6 +1,7 @@
 import { NoHealthyReplicaError } from '../errors/no-healthy-replica-error.js'
 import type { Cluster } from './cluster.js'
 import type { Driver, QueryResult } from './driver.js'
+import { afterFirstProbes } from './first-probes.js'
 import type { ResolvedConfig } from './resolved-config.js'
 import {
   acquireConnection,
@@ -57,6 +58,9 @@ export class ReadPath {
     const pg = this.#driver.dialect === 'postgres'
     const refused = readOnlyViolation(textOf(sql), 'read', runsOneStatement(this.#driver, sql, params), pg)
     if (refused !== undefined) return Promise.reject(readOnlyError(cluster.name, undefined, refused))
+    if (cluster.candidates.length === 0 && cluster.firstProbesPending) {
+      return afterFirstProbes(this.#core, cluster).then(() => this.read(cluster, scope, sql, params))
+    }
     const token = scope.session?.positions.get(cluster.name)
     if (token !== undefined) {
       // A position from a token not yet checked against the primary: check it first, then route.
@@ -83,6 +87,8 @@ export class ReadPath {
     cluster: Cluster,
     scope: Scope | undefined,
   ): Promise<{ node: RouterNode; conn: unknown }> {
+    if (cluster.candidates.length === 0 && cluster.firstProbesPending)
+      await afterFirstProbes(this.#core, cluster)
     const check = scope?.session?.settle(cluster.name)
     if (check !== undefined) await check // a token's position is checked before it routes
     const node = this.#pickRead(cluster, scope)

@@ -52,7 +52,7 @@ export function readOnlyError(
 
 /**
  * The cluster's primary if it is usable (known, trusted, not down); else throws
- * `PrimaryUnavailableError` saying why, before any I/O.
+ * `PrimaryUnavailableError` saying why, before any I/O (`cause`: the error that marked it down).
  */
 export function requirePrimary(cluster: Cluster): RouterNode {
   const p = cluster.primary
@@ -61,7 +61,12 @@ export function requirePrimary(cluster: Cluster): RouterNode {
   if (p === undefined) why = 'not known yet (no node reports being the primary)'
   else if (!p.trusted) why = `"${p.name}", which is not trusted: it reports being a replica`
   else why = `"${p.name}", which is down${p.lastError ? `: ${p.lastError}` : ''}`
-  throw new PrimaryUnavailableError(cluster.name, `the primary of cluster "${cluster.name}" is ${why}`)
+  const cause = p?.trusted === true ? p.lastFailure : undefined
+  throw new PrimaryUnavailableError(
+    cluster.name,
+    `the primary of cluster "${cluster.name}" is ${why}`,
+    cause === undefined ? undefined : { cause },
+  )
 }
 
 /**
@@ -99,7 +104,12 @@ export function emitRetry(
   })
 }
 
-/** Checks out a connection of `node` (its read-only pool with `readOnlyPool`), recording a failure as passive health. */
+/**
+ * Checks out a connection of `node` (its read-only pool with `readOnlyPool`), recording a failure
+ * as passive health. For writes (`read` false) on a primary never reached yet (no successful
+ * probe, no connection opened: a fresh router), a connection-class failure means nothing was
+ * sent: it rejects with `PrimaryUnavailableError`, the driver's error as `cause`.
+ */
 export async function acquireConnection(
   core: RouterCore,
   cluster: Cluster,
@@ -108,8 +118,22 @@ export async function acquireConnection(
   read: boolean,
 ): Promise<unknown> {
   try {
-    return await node.acquire(readOnlyPool)
+    const conn = await node.acquire(readOnlyPool)
+    node.seenHealthy = true
+    return conn
   } catch (err) {
-    throw statementFailed(core, cluster, node, err, read)
+    const failed = statementFailed(core, cluster, node, err, read)
+    if (
+      read ||
+      node.seenHealthy ||
+      node !== cluster.primary ||
+      !isNodeFailure(classifyError(core.driver, err))
+    )
+      throw failed
+    throw new PrimaryUnavailableError(
+      cluster.name,
+      `the primary of cluster "${cluster.name}" ("${node.name}") cannot be reached: ${core.monitor.redact(err)}`,
+      { cause: failed },
+    )
   }
 }

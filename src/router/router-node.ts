@@ -1,5 +1,6 @@
 import { AsyncResource } from 'node:async_hooks'
 import type { Balancer, NodeView } from '../balancer/balancer.js'
+import { NodeAbortError } from '../errors/node-abort-error.js'
 import { QueryTimeoutError } from '../errors/query-timeout-error.js'
 import { WriteOutcomeUnknownError } from '../errors/write-outcome-unknown-error.js'
 import { NodeHealth, type NodeState } from '../health/node-health.js'
@@ -46,14 +47,8 @@ function jobTimedOut<Conn>(node: RouterNode<Conn>, job: RunJob<Conn>): void {
   node.jobTimedOut(job)
 }
 
-/** Thrown into work aborted because its node was marked down. Classified as a connection error. */
-export class NodeAbortError extends Error {
-  readonly code = 'ROUTEMATE_NODE_ABORTED'
-  constructor(node: string) {
-    super(`query aborted: node "${node}" was marked down`)
-    this.name = 'NodeAbortError'
-  }
-}
+/** Thrown into work aborted because its node was marked down (now in `src/errors`; re-exported for old imports). */
+export { NodeAbortError }
 
 /**
  * One database endpoint inside a router: its pools (a regular one, and for a primary a lazily made
@@ -81,23 +76,32 @@ export class RouterNode<Conn = unknown> implements NodeView {
   position: string | undefined = undefined
   /** False when the node reported its replication stopped. */
   replicating = true
-  /** Added at runtime and not yet probed successfully: not a candidate for reads. */
+  /**
+   * No probe of it has succeeded yet, while one is needed before use: every node of a router with
+   * health checks, and a replica added at runtime. Such a replica is no candidate for reads.
+   */
   awaitingProbe = false
+  /** A probe of it succeeded, or a connection to it was opened, at least once. */
+  seenHealthy = false
   /** Drained (or being removed): takes no new queries; its pools close once in-flight work is done. */
   drained = false
   /** The drain in progress or done, so draining twice closes the pools once. */
   draining: Promise<void> | undefined = undefined
   /** Whether the lag policy currently excludes this replica. */
   lagging = false
-  /** Time of the next due probe (ms since epoch); backoff moves it out for down nodes. */
+  /** Time of the next due probe (ms since epoch); backoff moves it out for down nodes whose probes hang. */
   nextProbeAt = 0
-  /** Consecutive failed probes (drives the backoff). */
-  probeFailures = 0
+  /** Consecutive probes that hung (hit the deadline, or failed only after most of it): drives the backoff. */
+  hungProbes = 0
+  /** Probes finished so far (succeeded or failed). */
+  probes = 0
   probing = false
   lastProbeMs: number | undefined = undefined
   /** The prober keeping this node's probe connection (made by the health monitor on first use). */
   prober: DriverProber | undefined = undefined
   lastError: string | undefined = undefined
+  /** The error behind `lastError`, as raised (kept as the `cause` of errors about this node). */
+  lastFailure: unknown = undefined
   queries = 0
   errors = 0
   /** Told when a statement passes `queryTimeoutMs` (set by the health monitor: it probes the node soon). */

@@ -6,6 +6,7 @@ import { RouterClosedError } from '../errors/router-closed-error.js'
 import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
 import { HealthMonitor } from '../health/health-monitor.js'
 import type { ShardKey } from '../sharding/shard-resolver.js'
+import { awaitReady, type ReadyOptions } from './await-ready.js'
 import { Cluster } from './cluster.js'
 import { resolveConfig } from './config.js'
 import type { Driver, QueryResult } from './driver.js'
@@ -31,6 +32,7 @@ import type { Transaction } from './transaction-context.js'
 import { type TransactionOptions, TransactionRunner } from './transactions.js'
 import { runOnPrimary } from './write-path.js'
 
+export type { ReadyOptions } from './await-ready.js'
 export type { AllShardsOptions, AllShardsResult, QueryAllShardsOptions, ShardHandle } from './sharding-ops.js'
 export type { TransactionOptions } from './transactions.js'
 
@@ -113,9 +115,24 @@ export class Router {
     this.#ready = this.#monitor.start()
   }
 
-  /** Resolves once the first health probe of every node is done (at once when health checks are off). */
-  ready(): Promise<void> {
-    return this.#ready
+  /**
+   * Waits for the first health probes.
+   *
+   * `ready()` resolves once the first probe of every configured node has finished — succeeded,
+   * failed, or given up at `healthCheck.timeoutMs` — so about `healthCheck.timeoutMs` after
+   * `createRouter` at most. It never rejects: it resolves even when no node is reachable (then
+   * writes fail with `PrimaryUnavailableError`, and `stats()` says why). Replicas whose first probe
+   * succeeded take reads from then on; until a node's first probe succeeds it gets no reads.
+   * With `healthCheck: false` there are no startup probes and it resolves at once.
+   *
+   * `ready({ timeoutMs })` fails fast at startup: it also waits, up to `timeoutMs`, until the
+   * primary of every cluster has passed a probe, and rejects with `RouterNotReadyError` (every
+   * node's state and last error, URLs redacted) if one has not by then. With `healthCheck: false`
+   * it probes the primaries itself.
+   */
+  ready(options?: ReadyOptions): Promise<void> {
+    if (options === undefined) return this.#ready
+    return awaitReady(this.#core, this.#ready, options)
   }
 
   /**

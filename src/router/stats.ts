@@ -18,7 +18,7 @@ export interface NodeStats {
   readonly trusted: boolean
   /** For replicas: whether reads may go to it now (up, trusted, fresh, weight > 0); for the primary: whether it takes writes. */
   readonly usable: boolean
-  /** Why the node is not usable (`down`, `lagging`, `not-replicating`, `role-mismatch`, `drained`, `unknown-role`, `not-probed-yet`), if it is not. */
+  /** Why the node is not usable (`down`, `lagging`, `not-replicating`, `role-mismatch`, `drained`, `unknown-role`, `not-probed-yet`: no probe of it has succeeded yet), if it is not. */
   readonly unusableReason: string | undefined
   /** Replication lag in ms (replicas; undefined until measured). */
   readonly lagMs: number | undefined
@@ -32,6 +32,8 @@ export interface NodeStats {
   readonly latencyMs: number
   /** Duration of the last probe, ms. */
   readonly lastProbeMs: number | undefined
+  /** Health probes of this node finished so far (succeeded or failed). */
+  readonly probes: number
   /** The last failure's message (passwords redacted). */
   readonly lastError: string | undefined
   /** Configured weight. */
@@ -88,6 +90,7 @@ function nodeStats(cluster: Cluster, node: RouterNode): NodeStats {
     errors: node.errors,
     latencyMs: Math.round(node.latencyMs * 1000) / 1000,
     lastProbeMs: node.lastProbeMs,
+    probes: node.probes,
     lastError: node.lastError,
     weight: node.weight,
     url: node.redactedUrl,

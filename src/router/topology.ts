@@ -1,5 +1,7 @@
+import { ConfigError } from '../errors/config-error.js'
 import { RouterClosedError } from '../errors/router-closed-error.js'
 import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
+import { UnknownNodeError } from '../errors/unknown-node-error.js'
 import { UnknownShardError } from '../errors/unknown-shard-error.js'
 import type { HealthMonitor } from '../health/health-monitor.js'
 import type { Cluster } from './cluster.js'
@@ -128,7 +130,7 @@ export async function removeReplica(
 /** Changes a replica's weight at runtime (0 drains it from balancing without closing its pool). */
 export function setWeight(cluster: Cluster, node: RouterNode, weight: number): void {
   if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) {
-    throw new TypeError(`weight: expected a finite number >= 0, got ${String(weight)}`)
+    throw new ConfigError('weight', `expected a finite number >= 0, got ${String(weight)}`)
   }
   node.weight = weight
   cluster.rebuild()
@@ -179,28 +181,33 @@ export class RouterTopology {
     }
   }
 
-  /** Drains the replica named `name` (see `drain`); `TypeError` for an unknown name. */
+  /** Drains the replica named `name` (see `drain`); `UnknownNodeError` for an unknown name. */
   drain(name: string, options: DrainOptions | undefined): Promise<void> {
     const { cluster, node } = this.#node(name)
     return drain(this.#deps, cluster, node, options)
   }
 
-  /** Drains, then removes the replica named `name` (see `removeReplica`); `TypeError` for an unknown name. */
+  /** Drains, then removes the replica named `name` (see `removeReplica`); `UnknownNodeError` for an unknown name. */
   removeReplica(name: string, options: DrainOptions | undefined): Promise<void> {
     const { cluster, node } = this.#node(name)
     return removeReplica(this.#deps, cluster, node, options)
   }
 
-  /** Sets the weight of the node named `name` (see `setWeight`); `TypeError` for an unknown name or a bad weight. */
+  /** Sets the weight of the node named `name` (see `setWeight`); `UnknownNodeError` for an unknown name, `ConfigError` for a bad weight. */
   setWeight(name: string, weight: number): void {
     const { cluster, node } = this.#node(name)
     setWeight(cluster, node, weight)
   }
 
-  /** The node named `name` and its cluster; `TypeError` if there is none. */
+  /** The node named `name` and its cluster; `UnknownNodeError` if there is none. */
   #node(name: string): { cluster: Cluster; node: RouterNode } {
     const found = findNode(this.#deps.clusters, name)
-    if (found === undefined) throw new TypeError(`unknown node "${name}"`)
+    if (found === undefined) {
+      throw new UnknownNodeError(
+        name,
+        this.#deps.clusters.flatMap((c) => c.nodes.map((n) => n.name)),
+      )
+    }
     return found
   }
 }

@@ -14,7 +14,8 @@ const READ_KEYWORDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', '
 
 /**
  * Runs a write, an unscoped statement or a statement in a `primary` scope on the cluster's
- * primary. `PrimaryUnavailableError` (before any I/O) when the primary is down or untrusted. A
+ * primary. `PrimaryUnavailableError` (before any I/O) when the primary is down or untrusted, or
+ * when a primary never reached yet cannot be connected to (see `acquireConnection`). A
  * session's write runs on a connection of its own so that, in `position` mode, the primary's
  * position after it can be read on that connection (`recordWrite`). Writes are never retried.
  * Bounded by the primary's `queryTimeoutMs` (`QueryTimeoutError`); a connection lost after the
@@ -28,22 +29,27 @@ export async function runOnPrimary(
   params: readonly unknown[] | undefined,
 ): Promise<QueryResult> {
   const node = requirePrimary(cluster)
-  const session = scope?.session
-  if (session === undefined || READ_KEYWORDS.has(leadingKeyword(textOf(sql)))) {
+  const session =
+    scope?.session !== undefined && !READ_KEYWORDS.has(leadingKeyword(textOf(sql)))
+      ? scope.session
+      : undefined
+  if (session === undefined && node.seenHealthy) {
     try {
       return await node.run(sql, params, false, true)
     } catch (err) {
       throw statementFailed(core, cluster, node, err, false)
     }
   }
-  // A session's write: remember it (and, in position mode, where the primary stood after it).
+  // A session's write: remember it (and, in position mode, where the primary stood after it). Or
+  // the first contact with a primary never reached yet: its checkout is separate, so that a failed
+  // connect (nothing sent) is told apart as `PrimaryUnavailableError` (see `acquireConnection`).
   const conn = await acquireConnection(core, cluster, node, false, false)
   let destroy = false
   try {
     const started = performance.now()
     const result = await node.execute(conn, sql, params, true)
     node.observe(performance.now() - started)
-    await recordWrite(core, cluster, session, conn)
+    if (session !== undefined) await recordWrite(core, cluster, session, conn)
     return result
   } catch (err) {
     node.observe(0, false)

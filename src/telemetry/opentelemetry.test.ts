@@ -65,6 +65,7 @@ function node(name: string, role: 'primary' | 'replica', extra: Partial<NodeStat
     errors: 0,
     latencyMs: 0,
     lastProbeMs: undefined,
+    probes: 0,
     lastError: undefined,
     weight: 1,
     url: 'postgres://app:***@h/app',

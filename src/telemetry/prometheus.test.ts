@@ -58,6 +58,7 @@ function node(name: string, role: 'primary' | 'replica', extra: Partial<NodeStat
     errors: 0,
     latencyMs: 0,
     lastProbeMs: undefined,
+    probes: 0,
     lastError: undefined,
     weight: 1,
     url: `postgres://app:***@${name}:5432/app`,

@@ -119,9 +119,17 @@ describe.each(dialects)('retries ($name)', (d: DialectCase) => {
     return { router, retries, ...faulty }
   }
 
-  /** Every node up again (a killed connection makes its node suspect until the next good probe). */
+  /**
+   * Every node up and usable (again): a killed connection makes its node suspect until the next
+   * good probe, and a replica whose first probe failed (a loaded machine) gets no reads until one
+   * succeeds.
+   */
   async function allUp(router: Router) {
-    await waitFor(() => router.stats().nodes.every((n) => n.state === 'up'), 5000, 'every node up')
+    await waitFor(
+      () => router.stats().nodes.every((n) => n.state === 'up' && n.usable),
+      5000,
+      'every node up',
+    )
   }
 
   /** A read-only transaction that reports where it ran: the node it says, and the server that answered. */
@@ -139,6 +147,7 @@ describe.each(dialects)('retries ($name)', (d: DialectCase) => {
     const { router, retries, killed, killNextBegin } = faultyRouter()
     try {
       await router.ready()
+      await allUp(router)
       // Round-robin over 3 replicas: each retry target is a fresh pick, so a second pick for the
       // event (the bug) would name another replica than the one the transaction runs on.
       for (let i = 0; i < 6; i++) {
