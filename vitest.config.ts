@@ -10,6 +10,19 @@ export default defineConfig({
         },
       },
       {
+        // Type-level tests: `expectTypeOf` and `@ts-expect-error` checked by tsc (strict), nothing run.
+        test: {
+          name: 'types',
+          include: [],
+          typecheck: {
+            enabled: true,
+            only: true,
+            include: ['test/types/**/*.test-d.ts'],
+            tsconfig: './tsconfig.json',
+          },
+        },
+      },
+      {
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],

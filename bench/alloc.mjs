@@ -16,7 +16,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { constants, PerformanceObserver } from 'node:perf_hooks'
 import v8 from 'node:v8'
-import { createRouter, isEvidentWrite, RoundRobinBalancer } from '../dist/index.js'
+import { RoundRobinBalancer } from '../dist/balancers/index.js'
+import { createRouter, isEvidentWrite } from '../dist/index.js'
 import { directQuery, FAKE_PRIMARY, FAKE_REPLICAS, fakeDriver } from './lib/fake-driver.mjs'
 import { median } from './lib/stats.mjs'
 

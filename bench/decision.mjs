@@ -20,7 +20,8 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { do_not_optimize, measure } from 'mitata'
-import { createRouter, isEvidentWrite, RoundRobinBalancer } from '../dist/index.js'
+import { RoundRobinBalancer } from '../dist/balancers/index.js'
+import { createRouter, isEvidentWrite } from '../dist/index.js'
 import { directQuery, FAKE_PRIMARY, FAKE_REPLICAS, fakeDriver } from './lib/fake-driver.mjs'
 import { median } from './lib/stats.mjs'
 

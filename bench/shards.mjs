@@ -6,7 +6,7 @@
  *
  * For each strategy (`hash`, `jump`, `java-hashcode`) over 4 and 16 shards:
  *  - resolve():             `resolver.resolve(key, names)` alone (HashResolver, JumpResolver,
- *                           JavaHashCodeResolver from dist/index.js), sync;
+ *                           JavaHashCodeResolver from dist/sharding/index.js), sync;
  *  - resolve + decision:    resolve, the shard's cluster by name (Map), then the same synthetic
  *                           routing decision as decision.mjs (AsyncLocalStorage.getStore + the
  *                           scope's shard check + isEvidentWrite + RoundRobinBalancer.pick over 2
@@ -24,14 +24,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { randomBytes } from 'node:crypto'
 import { do_not_optimize, measure } from 'mitata'
-import {
-  createRouter,
-  HashResolver,
-  isEvidentWrite,
-  JavaHashCodeResolver,
-  JumpResolver,
-  RoundRobinBalancer,
-} from '../dist/index.js'
+import { RoundRobinBalancer } from '../dist/balancers/index.js'
+import { createRouter, isEvidentWrite } from '../dist/index.js'
+import { HashResolver, JavaHashCodeResolver, JumpResolver } from '../dist/sharding/index.js'
 import { FAKE_PRIMARY, FAKE_REPLICAS, fakeDriver } from './lib/fake-driver.mjs'
 import { median } from './lib/stats.mjs'
 

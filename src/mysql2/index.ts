@@ -18,6 +18,12 @@ export { type Mysql2Driver, type Mysql2DriverOptions, mysql2Driver } from './mys
 export { classifyMysqlError } from './mysql2-errors.js'
 export type { Mysql2Command, QueryCallback } from './mysql2-internals.js'
 export type { Mysql2Module } from './mysql2-node-pool.js'
-export { type GetConnectionCallback, type PoolQueryCallback, RoutedMysql2Pool } from './mysql2-pool-facade.js'
+export {
+  type GetConnectionCallback,
+  type Mysql2RouterPool,
+  type PoolQueryCallback,
+  RoutedMysql2Pool,
+} from './mysql2-pool-facade.js'
 export { RoutedMysql2PromiseConnection } from './mysql2-promise-connection.js'
+export type { Mysql2ResultFields } from './mysql2-result.js'
 export { beginStatements } from './mysql2-transaction-sql.js'

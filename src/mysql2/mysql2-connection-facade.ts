@@ -44,7 +44,7 @@ function failedCommand(err: unknown, callback: QueryCallback | undefined): Mysql
  *
  * @example
  * ```ts
- * router.pool<RoutedMysql2Pool>().getConnection((err, conn) => {
+ * router.pool().getConnection((err, conn) => {
  *   if (err) return done(err)
  *   conn.query('SELECT * FROM users WHERE id = ?', [1], (err, rows) => { conn.release(); done(err, rows) })
  * })

@@ -21,10 +21,10 @@ import { classifyMysqlError } from './mysql2-errors.js'
 import { type CoreConnection, coreOf, type QueryCallback } from './mysql2-internals.js'
 import { type Mysql2Module, Mysql2NodePool, queryTimeoutOf } from './mysql2-node-pool.js'
 import { isTainted } from './mysql2-read-only-session.js'
-import { createMysql2PoolFacade, type RoutedMysql2Pool } from './mysql2-pool-facade.js'
+import { createMysql2PoolFacade, type Mysql2RouterPool } from './mysql2-pool-facade.js'
 import { checkMysql2PoolOptions, knownMysql2PoolOptions } from './mysql2-pool-options.js'
 import { mysqlProbeOps, type ProbeMemo, probeNode } from './mysql2-probe.js'
-import { toQueryResult } from './mysql2-result.js'
+import { type Mysql2ResultFields, toQueryResult } from './mysql2-result.js'
 import { isPrepared, queryOptions } from './mysql2-statement.js'
 import { beginStatements, savepointSql } from './mysql2-transaction-sql.js'
 
@@ -40,15 +40,15 @@ export interface Mysql2DriverOptions {
   extraPoolOptions?: readonly string[]
 }
 
-/** The mysql2 driver: a routemate {@link Driver} plus the multi-statement BEGIN the contract will adopt. */
-export interface Mysql2Driver extends Driver<PoolConnection> {
-  /**
-   * The statements that begin a transaction, to run in order (an isolation level needs its own
-   * `SET TRANSACTION ISOLATION LEVEL` first on MySQL/MariaDB).
-   */
-  beginStatements(options: BeginOptions): string[]
-  /** Builds `router.pool()`: see {@link RoutedMysql2Pool}. */
-  facade(host: FacadeHost<PoolConnection>): RoutedMysql2Pool
+/**
+ * The type of the mysql2 driver ({@link mysql2Driver}): its connections are `mysql2/promise`
+ * `PoolConnection`s, `router.pool()` is a {@link Mysql2RouterPool} (a mysql2 pool for Drizzle and
+ * Kysely), and query results have {@link Mysql2ResultFields} (`insertId`, `affectedRows`,
+ * `fields`...). Name it where a router's type is written out: `Router<Mysql2Driver>`.
+ */
+export interface Mysql2Driver extends Driver<PoolConnection, Mysql2RouterPool, Mysql2ResultFields> {
+  /** Builds `router.pool()`: see {@link Mysql2RouterPool}. */
+  facade(host: FacadeHost<PoolConnection>): Mysql2RouterPool
 }
 
 const noop = (): void => {}
@@ -115,7 +115,7 @@ class Mysql2DriverImpl implements Mysql2Driver {
     conn: PoolConnection,
     stmt: string,
     params: readonly unknown[] | undefined,
-  ): Promise<QueryResult> {
+  ): Promise<QueryResult & Mysql2ResultFields> {
     // No client-side timeout: the core bounds statements by queryTimeoutMs and cancels them (`cancel`).
     const options = queryOptions(stmt, params, 0)
     const [result, fields] = isPrepared(stmt) ? await conn.execute(options) : await conn.query(options)
@@ -131,7 +131,7 @@ class Mysql2DriverImpl implements Mysql2Driver {
     conn: PoolConnection,
     stmt: Statement,
     params: readonly unknown[] | undefined,
-    cb: (err: unknown, result?: QueryResult) => void,
+    cb: (err: unknown, result?: QueryResult & Mysql2ResultFields) => void,
   ): void {
     const core = coreOf(conn)
     if (typeof stmt !== 'string') {
@@ -210,10 +210,6 @@ class Mysql2DriverImpl implements Mysql2Driver {
     return beginStatements(options)
   }
 
-  beginStatements(options: BeginOptions): string[] {
-    return beginStatements(options)
-  }
-
   savepointSql(name: string, op: 'create' | 'release' | 'rollback'): string {
     return savepointSql(name, op)
   }
@@ -230,7 +226,7 @@ class Mysql2DriverImpl implements Mysql2Driver {
     return isTainted(coreOf(conn))
   }
 
-  facade(host: FacadeHost<PoolConnection>): RoutedMysql2Pool {
+  facade(host: FacadeHost<PoolConnection>): Mysql2RouterPool {
     return createMysql2PoolFacade(this.#lib, host)
   }
 }
@@ -264,7 +260,7 @@ class Mysql2DriverImpl implements Mysql2Driver {
  *   `timeout` is set on statements (a statement's own `timeout` option still applies); the
  *   driver's few internal statements (GTID positions) keep `queryTimeoutMs` as mysql2 `timeout`.
  * - Transactions: `START TRANSACTION [READ ONLY]`, an isolation level is set by a preceding
- *   `SET TRANSACTION ISOLATION LEVEL` (see `beginStatements`).
+ *   `SET TRANSACTION ISOLATION LEVEL` (`beginSql` returns both).
  * - Replication state needs a privilege: grant the application user `REPLICATION CLIENT` (MySQL)
  *   or `SLAVE MONITOR` (MariaDB 10.5.9+). Without it, probes still read role and position, and
  *   `replicating` / `reportedLagMs` stay unknown.

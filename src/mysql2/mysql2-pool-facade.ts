@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import type { FieldPacket, PoolConnection, QueryOptions } from 'mysql2/promise'
+import type { FieldPacket, Pool, PoolConnection, QueryOptions } from 'mysql2/promise'
 import type { FacadeHost, ScopedConnection } from '../router/facade-host.js'
 import type { Statement } from '../router/statement.js'
 import { RoutedMysql2Connection } from './mysql2-connection-facade.js'
@@ -46,9 +46,8 @@ export type GetConnectionCallback = (err: Error | null, connection: RoutedMysql2
  * ```ts
  * import { Kysely, MysqlDialect } from 'kysely'
  * import { drizzle } from 'drizzle-orm/mysql2'
- * import type { Pool } from 'mysql2/promise'
  * const kysely = new Kysely<DB>({ dialect: new MysqlDialect({ pool: router.pool() }) })
- * const db = drizzle({ client: router.pool<Pool>() }) // typed as mysql2's Pool for Drizzle's signature
+ * const db = drizzle({ client: router.pool() }) // router.pool() is a Mysql2RouterPool
  * ```
  */
 export class RoutedMysql2Pool extends EventEmitter {
@@ -169,6 +168,23 @@ export class RoutedMysql2Pool extends EventEmitter {
 }
 
 /**
+ * The type of `router.pool()` with the mysql2 driver: a {@link RoutedMysql2Pool} (its overloads
+ * come first: promise and callback styles) that is typed as mysql2's promise `Pool` too, so it goes
+ * unannotated to Drizzle (`drizzle({ client: router.pool() })` from `drizzle-orm/mysql2`) as well as
+ * to Kysely (`new MysqlDialect({ pool: router.pool() })`). Caveat: mysql2 declares its promise
+ * `Pool` as a `Connection`; the members of a connection (`ping()`, `beginTransaction()`,
+ * `threadId`...) exist neither on mysql2's own promise pool nor on this one: use
+ * `getConnection()` for them.
+ *
+ * @example
+ * ```ts
+ * const pool: Mysql2RouterPool = router.pool()
+ * const [rows] = await pool.query<RowDataPacket[]>('SELECT * FROM users WHERE id = ?', [1])
+ * ```
+ */
+export type Mysql2RouterPool = RoutedMysql2Pool & Pool
+
+/**
  * Builds `router.pool()` for the mysql2 driver: see {@link RoutedMysql2Pool}.
  *
  * @example
@@ -180,6 +196,6 @@ export class RoutedMysql2Pool extends EventEmitter {
 export function createMysql2PoolFacade(
   lib: Mysql2Module,
   host: FacadeHost<PoolConnection>,
-): RoutedMysql2Pool {
-  return new RoutedMysql2Pool(lib, host)
+): Mysql2RouterPool {
+  return new RoutedMysql2Pool(lib, host) as Mysql2RouterPool
 }

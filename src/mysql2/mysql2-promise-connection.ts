@@ -12,7 +12,7 @@ import type { CoreConnection, QueryCallback } from './mysql2-internals.js'
  *
  * @example
  * ```ts
- * const conn = await router.pool<RoutedMysql2Pool>().getConnection()
+ * const conn = await router.pool().getConnection()
  * try {
  *   await conn.beginTransaction()
  *   const [result] = await conn.query('UPDATE users SET name = ? WHERE id = ?', ['Ada', 1])

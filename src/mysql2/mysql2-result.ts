@@ -1,4 +1,34 @@
+import type { FieldPacket } from 'mysql2/promise'
 import type { QueryResult } from '../router/driver.js'
+
+/**
+ * What `router.query` and `tx.query` results carry beside `rows` and `rowCount` with the mysql2
+ * driver (see {@link toQueryResult}): `fields` for a result set; `insertId`, `affectedRows`,
+ * `changedRows`, `info`, `warningStatus` (mysql2's `ResultSetHeader`) for a statement without one.
+ * Types as mysql2 declares them (`insertId` is a string with `supportBigNumbers` on big values;
+ * `fields` of several result sets is mysql2's array of them).
+ *
+ * @example
+ * ```ts
+ * const r = await router.query('INSERT INTO users (name) VALUES (?)', ['ada'])
+ * r.insertId     // number | undefined
+ * r.affectedRows // number | undefined
+ * ```
+ */
+export interface Mysql2ResultFields {
+  /** Column definitions of a result set; absent for a statement without one. */
+  fields?: FieldPacket[]
+  /** `AUTO_INCREMENT` id of a write (`ResultSetHeader.insertId`). */
+  insertId?: number
+  /** Rows matched by a write (`ResultSetHeader.affectedRows`; `rowCount` has the same value). */
+  affectedRows?: number
+  /** Rows really changed by an `UPDATE` (`ResultSetHeader.changedRows`, deprecated by mysql2). */
+  changedRows?: number
+  /** The server's info string of a write (`ResultSetHeader.info`). */
+  info?: string
+  /** Warnings of a write (`ResultSetHeader.warningStatus`). */
+  warningStatus?: number
+}
 
 /** Where a {@link toQueryResult} keeps mysql2's own `[result, fields]` (non-enumerable), for the pool facade. */
 const NATIVE = Symbol('routemate.mysql2.native')
@@ -9,7 +39,8 @@ export type NativeResult = [result: unknown, fields: unknown]
 /** The fields of a `ResultSetHeader` (the result of a statement without a result set). */
 interface Header {
   affectedRows: number
-  insertId?: number | bigint | string
+  /** A number as mysql2 types it (a string for big values with `supportBigNumbers`). */
+  insertId?: number
   changedRows?: number
   info?: string
   warningStatus?: number
@@ -44,8 +75,8 @@ function isMulti(result: unknown[], fields: unknown): boolean {
  * // { rows: [], rowCount: 1, insertId: 7, affectedRows: 1, changedRows: 0, info: '', warningStatus: 0 }
  * ```
  */
-export function toQueryResult(result: unknown, fields: unknown): QueryResult {
-  let out: QueryResult
+export function toQueryResult(result: unknown, fields: unknown): QueryResult & Mysql2ResultFields {
+  let out: QueryResult & Mysql2ResultFields
   if (isHeader(result)) {
     out = {
       rows: [],
@@ -57,11 +88,12 @@ export function toQueryResult(result: unknown, fields: unknown): QueryResult {
       warningStatus: result.warningStatus,
     }
   } else if (Array.isArray(result)) {
+    const columns = fields as FieldPacket[] | undefined
     out = isMulti(result, fields)
-      ? { rows: result as Record<string, unknown>[], rowCount: null, fields }
-      : { rows: result as Record<string, unknown>[], rowCount: result.length, fields }
+      ? { rows: result as Record<string, unknown>[], rowCount: null, fields: columns }
+      : { rows: result as Record<string, unknown>[], rowCount: result.length, fields: columns }
   } else {
-    out = { rows: [], rowCount: null, result, fields }
+    out = { rows: [], rowCount: null, result, fields: fields as FieldPacket[] | undefined }
   }
   Object.defineProperty(out, NATIVE, { value: [result, fields] satisfies NativeResult })
   return out

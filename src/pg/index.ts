@@ -1,3 +1,3 @@
-export { type PgDriverOptions, pgDriver } from './pg-driver.js'
+export { type PgDriver, type PgDriverOptions, type PgResultFields, pgDriver } from './pg-driver.js'
 export { classifyPgError } from './pg-errors.js'
 export { lsnReached } from './pg-position.js'

@@ -46,10 +46,37 @@ const ISOLATION: Record<IsolationLevel, string> = {
   serializable: 'SERIALIZABLE',
 }
 
+/**
+ * What `router.query` and `tx.query` results carry beside `rows` and `rowCount` with the pg driver:
+ * the rest of pg's own `Result`.
+ *
+ * @example
+ * ```ts
+ * const r = await router.query('UPDATE users SET name = $1 WHERE id = $2', ['ada', 1])
+ * r.command // 'UPDATE'
+ * r.fields  // pg.FieldDef[]
+ * ```
+ */
+export type PgResultFields = Pick<pg.QueryResult, 'command' | 'oid' | 'fields'>
+
+/**
+ * The type of the pg driver ({@link pgDriver}): its connections are `pg.Client`s, `router.pool()`
+ * is a `pg.Pool`, and query results have pg's `fields`, `command` and `oid`. Name it where a
+ * router's type is written out: `Router<PgDriver>`.
+ *
+ * @example
+ * ```ts
+ * import type { Router } from 'routemate'
+ * import type { PgDriver } from 'routemate/pg'
+ * function repo(router: Router<PgDriver>) { return drizzle({ client: router.pool() }) }
+ * ```
+ */
+export type PgDriver = Driver<pg.Client, pg.Pool, PgResultFields>
+
 const noop = (): void => {}
 
 /** The PostgreSQL driver over `pg` (node-postgres). */
-class PgDriver implements Driver<pg.Client> {
+class PgDriverImpl implements PgDriver {
   readonly dialect = 'postgres' as const
   readonly name = 'pg'
   readonly #pg: typeof pg
@@ -74,15 +101,21 @@ class PgDriver implements Driver<pg.Client> {
     return createPgNodePool(this.#pg, node, onError, this.#known)
   }
 
-  execute(conn: pg.Client, stmt: Statement, params: readonly unknown[] | undefined): Promise<QueryResult> {
-    return conn.query(stmt as string, params as unknown[] | undefined) as unknown as Promise<QueryResult>
+  execute(
+    conn: pg.Client,
+    stmt: Statement,
+    params: readonly unknown[] | undefined,
+  ): Promise<QueryResult & PgResultFields> {
+    return conn.query(stmt as string, params as unknown[] | undefined) as unknown as Promise<
+      QueryResult & PgResultFields
+    >
   }
 
   executeCallback(
     conn: pg.Client,
     stmt: Statement,
     params: readonly unknown[] | undefined,
-    cb: (err: unknown, result?: QueryResult) => void,
+    cb: (err: unknown, result?: QueryResult & PgResultFields) => void,
   ): void {
     // pg calls back with (null | Error, result): the core only checks `err != null`.
     conn.query(
@@ -161,7 +194,7 @@ class PgDriver implements Driver<pg.Client> {
     return (conn as pg.Client & ReadOnlySessionClient).rmSessionReadOnly !== 'on'
   }
 
-  facade(host: FacadeHost<pg.Client>): unknown {
+  facade(host: FacadeHost<pg.Client>): pg.Pool {
     return createPgPoolFacade(this.#pg, host)
   }
 }
@@ -170,9 +203,9 @@ class PgDriver implements Driver<pg.Client> {
  * The PostgreSQL driver for routemate, over `pg` (node-postgres, an optional peer dependency):
  * one lean pool of `pg.Client`s per node (plus a read-only pool on the primary for `readOnly` reads
  * that fall back to it), probes with `pg_is_in_recovery()` on a kept connection, WAL LSN
- * positions, and `router.pool()` as a `pg.Pool`. `queryTimeoutMs` is enforced by the router, which
- * sends a PostgreSQL cancel request for a statement that passes it (`QueryTimeoutError`; the
- * connection is kept); no `query_timeout` is set on the clients. A node's `pool` options take `pg.Pool`'s names
+ * positions, and `router.pool()` as a `pg.Pool` (typed so: see {@link PgDriver}). `queryTimeoutMs` is
+ * enforced by the router, which sends a PostgreSQL cancel request for a statement that passes it
+ * (`QueryTimeoutError`; the connection is kept); no `query_timeout` is set on the clients. A node's `pool` options take `pg.Pool`'s names
  * and defaults (`max` 10, `min` 0, `idleTimeoutMillis` 10000, `maxUses`, `maxLifetimeSeconds`,
  * `allowExitOnIdle`, `verify`, `onConnect`, `Client`, and `connectionTimeoutMillis` 0: how long a
  * checkout of a full pool may wait, then `PoolExhaustedError`) plus `maxWaiting` (unbounded: how
@@ -188,6 +221,6 @@ class PgDriver implements Driver<pg.Client> {
  * const router = createRouter({ driver: pgDriver(), primary: 'postgres://app@db1/app', replicas: ['postgres://app@db2/app'] })
  * ```
  */
-export function pgDriver(options: PgDriverOptions = {}): Driver<pg.Client> {
-  return new PgDriver(options)
+export function pgDriver(options: PgDriverOptions = {}): PgDriver {
+  return new PgDriverImpl(options)
 }

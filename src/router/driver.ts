@@ -113,8 +113,21 @@ export type IsolationLevel = 'read uncommitted' | 'read committed' | 'repeatable
 /**
  * A database driver for routemate. `routemate/pg` and `routemate/mysql2` provide one each; a custom
  * driver implements this interface.
+ *
+ * Type parameters: `Conn`, the driver's connection; `Pool`, the type of its pool facade
+ * (`router.pool()`: `pg.Pool` for `routemate/pg`); `Extras`, the fields its results carry beside
+ * `rows` and `rowCount` (`fields`, `command` for pg; `insertId`, `affectedRows` for mysql2), which
+ * `router.query` and `tx.query` results are typed with. A `Router` takes both from its driver.
+ * Defaults: `unknown` (an untyped facade, no typed extras), so a driver written as `Driver<Conn>`
+ * keeps compiling.
+ *
+ * @example
+ * ```ts
+ * const driver: Driver<MyConn, MyPool, { command: string }> = { dialect: 'postgres', name: 'mine', ... }
+ * createRouter({ driver, primary: URL }).pool() // MyPool
+ * ```
  */
-export interface Driver<Conn = unknown> {
+export interface Driver<Conn = unknown, Pool = unknown, Extras = unknown> {
   /** SQL dialect family. */
   readonly dialect: Dialect
   /** Short driver name, e.g. `pg`. */
@@ -133,7 +146,7 @@ export interface Driver<Conn = unknown> {
    */
   checkPoolOptions?(pool: Readonly<Record<string, unknown>>, path: string): void
   /** Runs one statement (SQL text, or a driver query config object) on a checked-out connection. */
-  execute(conn: Conn, stmt: Statement, params: readonly unknown[] | undefined): Promise<QueryResult>
+  execute(conn: Conn, stmt: Statement, params: readonly unknown[] | undefined): Promise<QueryResult & Extras>
   /**
    * Optional callback form of `execute`, used on the hot path when present. `err` is `null` or
    * `undefined` on success; the callback is called exactly once.
@@ -142,7 +155,7 @@ export interface Driver<Conn = unknown> {
     conn: Conn,
     stmt: Statement,
     params: readonly unknown[] | undefined,
-    cb: (err: unknown, result?: QueryResult) => void,
+    cb: (err: unknown, result?: QueryResult & Extras) => void,
   ): void
   /**
    * Probes a node on a fresh connection (not from the pool), reading its role and replication
@@ -190,5 +203,29 @@ export interface Driver<Conn = unknown> {
   /** Classifies an error thrown by this driver. */
   classify(err: unknown): ErrorClass
   /** Builds the driver's native-looking pool facade (`router.pool()`), e.g. a `pg.Pool` look-alike. */
-  facade?(host: FacadeHost<Conn>): unknown
+  facade?(host: FacadeHost<Conn>): Pool
 }
+
+/** Any driver, whatever its connection, pool facade and result types (the bound of `Router`'s type parameter). */
+// biome-ignore lint/suspicious/noExplicitAny: a bound that every Driver instantiation satisfies
+export type AnyDriver = Driver<any, any, any>
+
+/**
+ * The type of `router.pool()` for a driver: what its `facade` returns (`unknown` without one).
+ *
+ * @example
+ * ```ts
+ * type P = DriverPoolOf<ReturnType<typeof pgDriver>> // pg.Pool
+ * ```
+ */
+export type DriverPoolOf<D> = D extends Driver<infer _Conn, infer Pool, infer _Extras> ? Pool : unknown
+
+/**
+ * The result fields a driver adds to `rows` and `rowCount` (`unknown`: none typed).
+ *
+ * @example
+ * ```ts
+ * type E = DriverExtrasOf<ReturnType<typeof pgDriver>> // { command: string; oid: number; fields: pg.FieldDef[] }
+ * ```
+ */
+export type DriverExtrasOf<D> = D extends Driver<infer _Conn, infer _Pool, infer Extras> ? Extras : unknown

@@ -2,7 +2,7 @@ import type { Balancer, BalancerName } from '../balancer/balancer.js'
 import type { ShardLookup } from '../sharding/lookup-resolver.js'
 import type { ShardRange } from '../sharding/range-resolver.js'
 import type { ShardingStrategyName, ShardKey, ShardResolver } from '../sharding/shard-resolver.js'
-import type { Driver } from './driver.js'
+import type { AnyDriver, Driver } from './driver.js'
 
 /**
  * One database endpoint. A plain string is shorthand for `{ url }`.
@@ -127,16 +127,17 @@ export interface ShardConfig {
 }
 
 /**
- * Options of `createRouter`. Every option but `driver` and `primary` has a default.
+ * Options of `createRouter`. Every option but `driver` and `primary` has a default. `D` is the
+ * driver's type, which the router takes (`router.pool()` is a `pg.Pool` with `pgDriver()`).
  *
  * @example
  * ```ts
  * createRouter({ driver: pgDriver(), primary: process.env.PRIMARY_URL!, replicas: [process.env.REPLICA_URL!] })
  * ```
  */
-export interface RouterOptions {
+export interface RouterOptions<D extends AnyDriver = Driver> {
   /** The database driver, e.g. `pgDriver()` from `routemate/pg`. Required. */
-  driver: Driver
+  driver: D
   /** The primary (writes, transactions, fallback reads). Required unless `nodes` or `shards` is given. */
   primary?: string | NodeConfig
   /** Read replicas. Default: `[]` (everything goes to the primary). */

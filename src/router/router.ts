@@ -9,7 +9,7 @@ import type { ShardKey } from '../sharding/shard-resolver.js'
 import { awaitReady, type ReadyOptions } from './await-ready.js'
 import { Cluster } from './cluster.js'
 import { resolveConfig } from './config.js'
-import type { Driver, QueryResult } from './driver.js'
+import type { AnyDriver, Driver, DriverExtrasOf, DriverPoolOf, QueryResult } from './driver.js'
 import { RouterEmitter, type RouterEventListener, type RouterEventName } from './events.js'
 import { routerFacadeHost } from './facade-host.js'
 import type { NodeConfig, RouterOptions } from './options.js'
@@ -45,8 +45,20 @@ export interface CloseOptions {
 /**
  * Routes each query to the right database: writes and transactions to the primary, reads in a
  * `readOnly` scope to a healthy, fresh-enough replica. Made by {@link createRouter}.
+ *
+ * `D` is the driver's type, taken from the `driver` option: `router.pool()` has the driver's pool
+ * type (`pg.Pool` with `pgDriver()`, a mysql2 pool with `mysql2Driver()`) and `router.query`
+ * results its result fields (`fields`, `command`; `insertId`, `affectedRows`). A plain `Router`
+ * (any driver) is what decorators, middleware and the NestJS module take.
+ *
+ * @example
+ * ```ts
+ * import type { PgDriver } from 'routemate/pg'
+ * const router: Router<PgDriver> = createRouter({ driver: pgDriver(), primary: PRIMARY_URL })
+ * const db = drizzle({ client: router.pool() })                     // a pg.Pool
+ * ```
  */
-export class Router {
+export class Router<D extends AnyDriver = Driver> {
   readonly #config: ResolvedConfig
   readonly #driver: Driver
   readonly #events = new RouterEmitter()
@@ -69,8 +81,8 @@ export class Router {
   #closing: Promise<void> | undefined
   #facade: unknown
 
-  constructor(options: RouterOptions) {
-    this.#config = resolveConfig(options)
+  constructor(options: RouterOptions<D>) {
+    this.#config = resolveConfig(options as RouterOptions)
     const config = this.#config
     this.#driver = config.driver
     this.#clusters = Object.freeze(
@@ -142,19 +154,19 @@ export class Router {
   query<Row = Record<string, unknown>>(
     sql: Statement,
     params?: readonly unknown[],
-  ): Promise<QueryResult<Row>> {
+  ): Promise<QueryResult<Row> & DriverExtrasOf<D>> {
+    type R = Promise<QueryResult<Row> & DriverExtrasOf<D>>
     if (this.#closed) return Promise.reject(new RouterClosedError())
     const scope = this.#als.getStore()
-    if (scope?.tx !== undefined) return scope.tx.query<Row>(sql, params)
+    if (scope?.tx !== undefined) return scope.tx.query<Row>(sql, params) as R
     const cluster = scope?.cluster ?? this.#default
     if (cluster === undefined) return Promise.reject(new ShardKeyRequiredError())
-    if (scope?.mode === 'read')
-      return this.#reads.read(cluster, scope, sql, params) as Promise<QueryResult<Row>>
+    if (scope?.mode === 'read') return this.#reads.read(cluster, scope, sql, params) as R
     const classify = this.#config.classify
     if (classify !== undefined && scope?.mode !== 'primary' && classify(textOf(sql)) === 'read') {
-      return this.#reads.read(cluster, withMode(scope, 'read'), sql, params) as Promise<QueryResult<Row>>
+      return this.#reads.read(cluster, withMode(scope, 'read'), sql, params) as R
     }
-    return runOnPrimary(this.#core, cluster, scope, sql, params) as Promise<QueryResult<Row>>
+    return runOnPrimary(this.#core, cluster, scope, sql, params) as R
   }
 
   /** Runs `fn` in a read-only scope: its reads go to replicas; a write throws `ReadOnlyViolationError`. */
@@ -216,8 +228,11 @@ export class Router {
    * Nested inside another transaction it becomes a savepoint on the same connection: the outermost
    * transaction always wins. A read-only transaction runs `BEGIN READ ONLY` on one replica.
    */
-  transaction<T>(fn: (tx: Transaction) => Promise<T> | T, options: TransactionOptions = {}): Promise<T> {
-    return this.#transactions.run(fn, options)
+  transaction<T>(
+    fn: (tx: Transaction<DriverExtrasOf<D>>) => Promise<T> | T,
+    options: TransactionOptions = {},
+  ): Promise<T> {
+    return this.#transactions.run(fn as (tx: Transaction) => Promise<T> | T, options)
   }
 
   // ---- sharding (sharding-ops.ts) -------------------------------------------------------------
@@ -227,7 +242,11 @@ export class Router {
     return this.#shards.names
   }
 
-  /** The name of the shard a key maps to (rejects for a key the strategy cannot place). */
+  /**
+   * Resolves to the name of the shard a key maps to: a promise, since a `lookup` resolver may be
+   * async (rejects for a key the strategy cannot place, `UnknownShardError` for a name that is
+   * not a shard, a `TypeError` on an unsharded router).
+   */
   shardFor(key: ShardKey): Promise<string> {
     return this.#shards.shardFor(key)
   }
@@ -242,20 +261,21 @@ export class Router {
   }
 
   /** The router's query API bound to one shard, by name (`UnknownShardError` if there is none). */
-  shard(name: string): ShardHandle {
-    return this.#shards.shard(name)
+  shard(name: string): ShardHandle<DriverExtrasOf<D>> {
+    return this.#shards.shard(name) as ShardHandle<DriverExtrasOf<D>>
   }
 
   /**
-   * Runs `fn` once per shard, in parallel (up to `concurrency`), each in its shard's scope, and
-   * resolves to the results by shard name. Rejects with a `ShardQueryError` naming the first
+   * Runs `fn` once per shard, in parallel (up to `concurrency`), each inside its shard's scope —
+   * `router.query`, `router.pool()` and ORMs over it reach that shard, as inside `withShard` —
+   * and resolves to the results by shard name. Rejects with a `ShardQueryError` naming the first
    * shard that failed.
    */
   forEachShard<T>(
-    fn: (shard: ShardHandle) => Promise<T> | T,
+    fn: (shard: ShardHandle<DriverExtrasOf<D>>) => Promise<T> | T,
     options: AllShardsOptions = {},
   ): Promise<Record<string, T>> {
-    return this.#shards.forEachShard(fn, options)
+    return this.#shards.forEachShard(fn as (shard: ShardHandle) => Promise<T> | T, options)
   }
 
   /**
@@ -327,15 +347,18 @@ export class Router {
   /**
    * A pool look-alike of the driver's own (a `pg.Pool` for `routemate/pg`) whose `query` and
    * `connect` are routed by the caller's scope, for ORMs and query builders. The same object on
-   * every call; its `end()` closes the router.
+   * every call; its `end()` closes the router. Typed as the driver's pool (`pg.Pool`,
+   * `Mysql2RouterPool`) — whatever the context expects, so a mistake is a compile error. `P` is for
+   * a router typed as a plain `Router` (any driver, pool type `unknown`): `router.pool<pg.Pool>()`
+   * (as in 0.1); a router typed by its driver ignores it.
    */
-  pool<P = unknown>(): P {
+  pool<P = DriverPoolOf<D>>(): unknown extends DriverPoolOf<D> ? P : DriverPoolOf<D> {
     if (this.#facade === undefined) {
       if (this.#driver.facade === undefined)
         throw new TypeError(`driver "${this.#driver.name}" has no pool facade`)
       this.#facade = this.#driver.facade(routerFacadeHost(this.#core, this.#reads, this))
     }
-    return this.#facade as P
+    return this.#facade as unknown extends DriverPoolOf<D> ? P : DriverPoolOf<D>
   }
 
   /** Whether `close()` was called. */
@@ -367,7 +390,8 @@ export class Router {
 
 /**
  * Creates a router. Validates the options at once (throwing `ConfigError` naming the bad option),
- * opens no connection until the first query or probe, and starts health checks.
+ * opens no connection until the first query or probe, and starts health checks. The router is
+ * typed by its driver: `router.pool()` is a `pg.Pool` with `pgDriver()`.
  *
  * @example
  * ```ts
@@ -378,6 +402,6 @@ export class Router {
  * const { rows } = await router.readOnly(() => router.query('SELECT * FROM users WHERE id = $1', [1]))
  * ```
  */
-export function createRouter(options: RouterOptions): Router {
-  return new Router(options)
+export function createRouter<D extends AnyDriver = Driver>(options: RouterOptions<D>): Router<D> {
+  return new Router<D>(options)
 }

@@ -11,7 +11,8 @@ import type { Transaction } from './transaction-context.js'
 import type { TransactionOptions } from './transactions.js'
 
 /**
- * The router's query API bound to one shard (`router.shard(name)`, `forEachShard`).
+ * The router's query API bound to one shard (`router.shard(name)`, `forEachShard`). `Extras`
+ * types the driver's result fields beside `rows` and `rowCount` (as `router.query`'s).
  *
  * @example
  * ```ts
@@ -19,17 +20,20 @@ import type { TransactionOptions } from './transactions.js'
  * await s1.readOnly(() => s1.query('SELECT count(*) FROM mails'))
  * ```
  */
-export interface ShardHandle {
+export interface ShardHandle<Extras = unknown> {
   /** The shard's name. */
   readonly name: string
   /** `router.query` on this shard. */
-  query<Row = Record<string, unknown>>(sql: Statement, params?: readonly unknown[]): Promise<QueryResult<Row>>
+  query<Row = Record<string, unknown>>(
+    sql: Statement,
+    params?: readonly unknown[],
+  ): Promise<QueryResult<Row> & Extras>
   /** `router.readOnly` on this shard. */
   readOnly<T>(fn: () => Promise<T> | T): Promise<T>
   /** `router.primary` on this shard. */
   primary<T>(fn: () => Promise<T> | T): Promise<T>
   /** `router.transaction` on this shard. */
-  transaction<T>(fn: (tx: Transaction) => Promise<T> | T, options?: TransactionOptions): Promise<T>
+  transaction<T>(fn: (tx: Transaction<Extras>) => Promise<T> | T, options?: TransactionOptions): Promise<T>
   /** Runs `fn` in this shard's scope (every router call inside goes to this shard). */
   run<T>(fn: () => Promise<T> | T): Promise<T>
 }
@@ -118,12 +122,16 @@ export class ShardOps {
     }
   }
 
-  /** Runs `fn` once per shard in its shard's scope; the results by shard name (`ShardQueryError` for the first failure). */
+  /**
+   * Runs `fn` once per shard inside its shard's scope (so `router.query`, `router.pool()` and ORMs
+   * over it reach that shard, as with `withShard`); the results by shard name (`ShardQueryError`
+   * for the first failure).
+   */
   async forEachShard<T>(
     fn: (shard: ShardHandle) => Promise<T> | T,
     options: AllShardsOptions,
   ): Promise<Record<string, T>> {
-    const settled = await this.#allShards(fn, options.concurrency)
+    const settled = await this.#allShards((s) => s.run(() => fn(s)), options.concurrency)
     const out: Record<string, T> = {}
     for (const s of settled) {
       if ('error' in s) throw new ShardQueryError(s.shard, s.error)

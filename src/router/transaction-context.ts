@@ -17,7 +17,8 @@ import {
 
 /**
  * The handle a `router.transaction` callback receives: every statement runs on the transaction's
- * one connection. `router.query` inside the callback does the same.
+ * one connection. `router.query` inside the callback does the same. `Extras` types the driver's
+ * result fields beside `rows` and `rowCount` (as `router.query`'s).
  *
  * @example
  * ```ts
@@ -26,9 +27,12 @@ import {
  * })
  * ```
  */
-export interface Transaction {
+export interface Transaction<Extras = unknown> {
   /** Runs a statement on the transaction's connection. */
-  query<Row = Record<string, unknown>>(sql: Statement, params?: readonly unknown[]): Promise<QueryResult<Row>>
+  query<Row = Record<string, unknown>>(
+    sql: Statement,
+    params?: readonly unknown[],
+  ): Promise<QueryResult<Row> & Extras>
   /** Name of the node the transaction runs on. */
   readonly node: string
   /** Whether the transaction is read-only (`BEGIN READ ONLY`). */

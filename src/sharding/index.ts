@@ -1,3 +1,19 @@
+/**
+ * `routemate/sharding`: the shard resolvers behind `sharding.strategy` and their hash functions,
+ * to place keys outside a router (a migration script, another service) or to build a resolver of
+ * your own. Another language reproduces a placement with the same functions: `murmur3_32` over
+ * `keyBytes(key)` (`'hash'`), `jumpConsistentHash` (`'jump'`), `javaStringHashCode` /
+ * `javaLongHashCode` (`'java-hashcode'`); test vectors are in `src/sharding/*.test.ts`.
+ *
+ * @example
+ * ```ts
+ * import { HashResolver, keyBytes, murmur3_32 } from 'routemate/sharding'
+ * const shard = new HashResolver().resolve('user-42', ['s0', 's1']) // the shard of router.withShard('user-42', ...)
+ * const h = murmur3_32(keyBytes('user-42'))                          // its hash: h % 2 picks the shard
+ * ```
+ *
+ * @module
+ */
 export {
   createShardResolver,
   isShardResolver,

@@ -2,6 +2,7 @@
  * Sharding on real clusters: two shards, each a PostgreSQL primary + 1 streaming replica. Where a
  * row lives and which server answered is read from the servers themselves.
  */
+import { Kysely, PostgresDialect } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   CrossShardError,
@@ -129,6 +130,48 @@ describe('sharding (postgres, two shards of primary + 1 replica)', () => {
     for (const { shard, row } of all.rows) {
       expect(portOwner.get(Number(row.port))).toBe(`${shard}.replica1`)
     }
+  })
+
+  it('forEachShard runs fn inside each shard’s scope: router.query, router.pool() and Kysely reach that shard', async () => {
+    const pool = router.pool<import('pg').Pool>()
+    const db = new Kysely<{ mails: { id: number; user_id: string; subject: string | null } }>({
+      dialect: new PostgresDialect({ pool }),
+    })
+    for (const concurrency of [1, 2]) {
+      const seen = await router.forEachShard(
+        async (shard) => {
+          const viaRouter = await where()
+          const viaPool = portOwner.get(
+            Number((await pool.query('SELECT inet_server_port() AS port')).rows[0]?.port),
+          )
+          const viaReplica = await router.readOnly(() => where())
+          const mails = await db
+            .selectFrom('mails')
+            .select(db.fn.countAll<string>().as('n'))
+            .executeTakeFirst()
+          return { name: shard.name, viaRouter, viaPool, viaReplica, mails: Number(mails?.n) }
+        },
+        { concurrency },
+      )
+      expect(seen).toEqual({
+        s0: {
+          name: 's0',
+          viaRouter: 's0.primary',
+          viaPool: 's0.primary',
+          viaReplica: 's0.replica1',
+          mails: 11,
+        },
+        s1: {
+          name: 's1',
+          viaRouter: 's1.primary',
+          viaPool: 's1.primary',
+          viaReplica: 's1.replica1',
+          mails: 10,
+        },
+      })
+    }
+    // the scope ends with fn: outside it, a statement has no shard again
+    await expect(router.query('SELECT 1')).rejects.toBeInstanceOf(ShardKeyRequiredError)
   })
 
   it('router.pool() routes by the caller’s shard scope', async () => {

@@ -272,8 +272,12 @@ console.log(JSON.stringify(out))
 
   describe('types', () => {
     const CHECK_TS = `
+import type { Pool } from 'pg'
 import { createRouter, type Router, type RouterOptions, RoutemateError } from 'routemate'
-import { type PgDriverOptions, pgDriver } from 'routemate/pg'
+import { RoundRobinBalancer } from 'routemate/balancers'
+import { KeptConnectionProber } from 'routemate/driver'
+import { type PgDriver, type PgDriverOptions, pgDriver } from 'routemate/pg'
+import { HashResolver } from 'routemate/sharding'
 import { type PgCluster, startPgCluster } from 'routemate/testing'
 
 export async function main(): Promise<number> {
@@ -300,6 +304,19 @@ export async function main(): Promise<number> {
     await router.close()
     await cluster.stop()
   }
+}
+
+// A router is typed by its driver: router.pool() is a pg.Pool, results have pg's fields.
+export function typedByDriver(url: string): Pool {
+  const balancer = new RoundRobinBalancer()
+  const router: Router<PgDriver> = createRouter({ driver: pgDriver(), primary: url, balancer })
+  const pool: Pool = router.pool()
+  // @ts-expect-error a Pool is not a string
+  const notString: string = router.pool()
+  const command: Promise<string> = router.query('SELECT 1').then((r) => r.command)
+  const shard: Promise<string> = router.shardFor(1)
+  void [notString, command, shard, new HashResolver(), KeptConnectionProber]
+  return pool
 }
 
 // The declarations are real types, not \`any\`:
