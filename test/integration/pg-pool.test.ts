@@ -8,7 +8,13 @@
  */
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ConfigError, createRouter, PoolExhaustedError, type Router } from '../../src/index.js'
+import {
+  ConfigError,
+  createRouter,
+  PoolExhaustedError,
+  PrimaryUnavailableError,
+  type Router,
+} from '../../src/index.js'
 import { pgDriver } from '../../src/pg/index.js'
 import { backendKey, onParameterStatus, transactionStatus } from '../../src/pg/pg-internals.js'
 import { type PgCluster, startPgCluster } from '../../src/testing/index.js'
@@ -296,7 +302,13 @@ describe('pg pool (postgres)', () => {
     const wrong = secure({ password: 'not-the-password' })
     wrong.on('error', () => {})
     try {
-      await expect(wrong.query('SELECT 1')).rejects.toMatchObject({ code: '28P01' })
+      // A primary never reached yet: the login failure surfaces as PrimaryUnavailableError with the server's error as cause.
+      const err = await wrong.query('SELECT 1').then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      expect(err).toBeInstanceOf(PrimaryUnavailableError)
+      expect((err as { cause?: { code?: string } }).cause).toMatchObject({ code: '28P01' })
     } finally {
       await wrong.close()
     }
@@ -321,6 +333,9 @@ describe('pg pool (postgres)', () => {
       await client.query('BEGIN')
       expect(transactionStatus(client)).toBe('T')
       await expect(client.query('SELECT 1/0')).rejects.toThrow()
+      // pg rejects on the ErrorResponse; the status comes with the ReadyForQuery right after it
+      for (let i = 0; i < 100 && transactionStatus(client) !== 'E'; i++)
+        await new Promise((r) => setTimeout(r, 5))
       expect(transactionStatus(client)).toBe('E')
       await client.query('ROLLBACK')
       expect(transactionStatus(client)).toBe('I')
