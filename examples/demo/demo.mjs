@@ -1,12 +1,14 @@
 // routemate demo: a real PostgreSQL primary with two streaming replicas, a router in front of them,
 // and 16 workers reading and writing for ~15 s while one replica is killed and brought back.
 //
-//   npm run demo                                  (builds, then runs this file)
+//   npm run demo                                  (builds quietly, then runs this file)
 //   node examples/demo/demo.mjs --seconds 30      (after `npx tsup`)
 //
 // What to look for: reads go to the replicas, writes and transactions to the primary; when
 // replica1 dies the router marks it down within milliseconds, retries the reads that hit it on
-// replica2, and re-admits replica1 after it restarts, without a single failed write.
+// replica2, and re-admits replica1 after it restarts, without a single failed write. The only
+// failures expected are read-only transactions under way on replica1 at the kill: a transaction
+// is never retried once it has begun.
 // Exit status: 0 when all went as described, 1 otherwise (the demo doubles as a smoke test).
 // Files: this one uses routemate; table.mjs draws the live table, report.mjs counts and sums up.
 
@@ -58,18 +60,23 @@ const operations = {
     await router.query(INSERT_SQL, [customer(), amount()])
   },
   // A transaction pins one primary connection; tx.query sees the transaction's own writes.
-  transaction: async () => {
+  // (`where` records the node it runs on, for the summary: see worker().)
+  transaction: async (where) => {
     await router.transaction(async (tx) => {
+      where.node = tx.node
       const c = customer()
       await tx.query(INSERT_SQL, [c, amount()])
       await tx.query('SELECT count(*)::int AS n FROM orders WHERE customer = $1', [c])
     })
   },
   // A read-only transaction runs `BEGIN READ ONLY` on one replica: two reads, one snapshot.
-  // (`router.readOnly(() => router.transaction(fn))` does the same.)
-  'read-only transaction': async () =>
+  // (`router.readOnly(() => router.transaction(fn))` does the same.) A BEGIN that fails on a dead
+  // replica is retried on another one; a transaction already under way on a replica that dies
+  // fails: it is never retried mid-way (its reads ran in that server's snapshot).
+  'read-only transaction': async (where) =>
     router.transaction(
       async (tx) => {
+        where.node = tx.node
         const c = customer()
         const { rows } = await tx.query(READ_SQL, [c])
         await tx.query('SELECT id, amount FROM orders WHERE customer = $1 ORDER BY amount DESC LIMIT 3', [c])
@@ -232,12 +239,16 @@ async function until(ms) {
 async function worker() {
   while (!stopping) {
     const op = pickOperation()
+    const where = {} // a transaction's node, once it has begun
     try {
-      const port = await operations[op]()
+      const port = await operations[op](where)
       tally.ok(op, port === undefined ? undefined : (portToNode.get(port) ?? `port ${port}`))
     } catch (err) {
       if (interrupt.signal.aborted) return
-      tally.fail(op, err)
+      // Expected: a transaction that had begun on replica1 before the kill, failing with it.
+      const inFlight =
+        where.node === 'replica1' && timeline.killAt !== undefined && timeline.restartAt === undefined
+      tally.fail(op, err, { node: where.node, inFlight })
     }
     await sleep(Math.random() * 4) // a little think time, as a real service would have
   }

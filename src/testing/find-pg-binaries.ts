@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import { PgClusterError } from './pg-cluster-error.js'
-import { runCommand } from './run-command.js'
+import { runCommand } from './process-control/index.js'
 
 /**
  * Where {@link findPgBinaries} found the server binaries: `option` (`binDir`), `env`

@@ -15,9 +15,10 @@
  */
 export type { PgBinaries, PgBinariesSource } from './find-pg-binaries.js'
 export { embeddedPgBinDir, findPgBinaries } from './find-pg-binaries.js'
-export type { MariaDbCluster, MariaDbClusterOptions, MariaDbNodeInfo } from './mariadb-cluster.js'
+export type { MariaDbCluster, MariaDbNodeInfo } from './mariadb-cluster.js'
 export { startMariaDbCluster } from './mariadb-cluster.js'
 export { MariaDbClusterError } from './mariadb-cluster-error.js'
+export type { MariaDbClusterOptions } from './mariadb-cluster-options.js'
 export type { ClusterNodeInfo, PgCluster, PgQueryOptions } from './pg-cluster.js'
 export { startPgCluster } from './pg-cluster.js'
 export { PgClusterError } from './pg-cluster-error.js'

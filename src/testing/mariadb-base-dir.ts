@@ -3,8 +3,7 @@ import { chmod, chown, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { MariaDbClusterError } from './mariadb-cluster-error.js'
-import { trackTempDir, untrackTempDir } from './mariadb-exit-hook.js'
-import type { OsAccount } from './mariadb-process.js'
+import { blockedAncestor, type OsUser, removeOnExit } from './process-control/index.js'
 
 /** The dirs of one test cluster. */
 export interface MariaDbBaseDir {
@@ -33,20 +32,29 @@ const MAX_SOCKET_DIR = 90
  *
  * @example
  * ```ts
- * const dir = await prepareMariaDbBaseDir(undefined, ensureOsAccount('mysql'))
+ * const dir = await prepareMariaDbBaseDir(undefined, await ensureSystemUser('mysql'))
  * await dir.mkdir('primary'); await dir.remove()
  * ```
  */
 export async function prepareMariaDbBaseDir(
   baseDir: string | undefined,
-  account: OsAccount | undefined,
+  account: OsUser | undefined,
 ): Promise<MariaDbBaseDir> {
   let path: string
   let created: boolean
+  /** Exit-hook registrations of the dirs created here, by dir. */
+  const tracked = new Map<string, () => void>()
+  const track = (dir: string): void => {
+    tracked.set(dir, removeOnExit(dir))
+  }
+  const untrack = (dir: string): void => {
+    tracked.get(dir)?.()
+    tracked.delete(dir)
+  }
   if (baseDir === undefined) {
     path = await mkdtemp(join(tmpdir(), 'routemate-mariadb-'))
     created = true
-    trackTempDir(path)
+    track(path)
   } else {
     path = resolve(baseDir)
     created = !existsSync(path)
@@ -54,7 +62,7 @@ export async function prepareMariaDbBaseDir(
       throw new MariaDbClusterError(`baseDir ${path} is not empty; give an empty or a new dir`)
     }
     await mkdir(path, { recursive: true })
-    if (created) trackTempDir(path)
+    if (created) track(path)
   }
   const made: string[] = []
   const own = async (dir: string): Promise<void> => {
@@ -68,17 +76,17 @@ export async function prepareMariaDbBaseDir(
     if (path.length > MAX_SOCKET_DIR) {
       socketDir = await mkdtemp('/tmp/rmdb-')
       made.push(socketDir)
-      trackTempDir(socketDir)
+      track(socketDir)
       await own(socketDir)
     }
     const remove = async (): Promise<void> => {
       for (const dir of made) {
         await rm(dir, { recursive: true, force: true })
-        untrackTempDir(dir)
+        untrack(dir)
       }
       if (created) {
         await rm(path, { recursive: true, force: true })
-        untrackTempDir(path)
+        untrack(path)
       } else {
         for (const entry of await readdir(path).catch(() => [])) {
           await rm(join(path, entry), { recursive: true, force: true })
@@ -100,26 +108,19 @@ export async function prepareMariaDbBaseDir(
   } catch (err) {
     for (const dir of [...made, ...(created ? [path] : [])]) {
       await rm(dir, { recursive: true, force: true })
-      untrackTempDir(dir)
+      untrack(dir)
     }
     throw err
   }
 }
 
 /** Throws unless `account` may traverse `dir` and every parent of it. */
-function assertTraversable(dir: string, account: OsAccount): void {
-  for (let d = dir; ; d = dirname(d)) {
-    const st = statSync(d)
-    const ok =
-      (st.mode & 0o001) !== 0 ||
-      (st.uid === account.uid && (st.mode & 0o100) !== 0) ||
-      (st.gid === account.gid && (st.mode & 0o010) !== 0)
-    if (!ok) {
-      throw new MariaDbClusterError(
-        `the OS user '${account.name}' that runs mariadbd cannot traverse ${d} (mode ${(st.mode & 0o777).toString(8)}); ` +
-          'choose a baseDir whose parent dirs are all world-traversable (e.g. under /tmp)',
-      )
-    }
-    if (d === dirname(d)) return
-  }
+function assertTraversable(dir: string, account: OsUser): void {
+  const blocked = blockedAncestor(dir, account)
+  if (blocked === undefined) return
+  const mode = (statSync(blocked).mode & 0o777).toString(8)
+  throw new MariaDbClusterError(
+    `the OS user '${account.name}' that runs mariadbd cannot traverse ${blocked} (mode ${mode}); ` +
+      'choose a baseDir whose parent dirs are all world-traversable (e.g. under /tmp)',
+  )
 }

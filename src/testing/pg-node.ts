@@ -5,10 +5,8 @@ import type { ClusterNodeInfo } from './pg-cluster.js'
 import { PgClusterError } from './pg-cluster-error.js'
 import { SUPERUSER } from './pg-config.js'
 import { queryOnce } from './pg-query.js'
-import { pollUntil } from './poll.js'
 import { Postmaster, type PostmasterState } from './postmaster.js'
-import { readLogTail } from './postmaster-files.js'
-import { type RunCommandResult, runCommand } from './run-command.js'
+import { pollUntil, type RunCommandResult, readFileTail, runCommand } from './process-control/index.js'
 import { type ServerUser, spawnIdentity } from './server-user.js'
 
 /** What every node of one cluster shares. */
@@ -118,7 +116,7 @@ export class PgNode implements ClusterNodeInfo {
 
   /** The last `lines` lines of the server log, passwords redacted. */
   logTail(lines = 20): string {
-    return redactSecrets(readLogTail(this.logFile, lines), [this.#ctx.appPassword])
+    return redactSecrets(readFileTail(this.logFile, lines), [this.#ctx.appPassword])
   }
 
   /** An error about this node, with the tail of its log. */

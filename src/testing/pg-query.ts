@@ -1,4 +1,30 @@
-import pg from 'pg'
+import type pg from 'pg'
+import { PgClusterError } from './pg-cluster-error.js'
+
+/** The `pg` module, as loaded by {@link loadPg}. */
+export type PgModule = typeof pg
+
+let loading: Promise<PgModule> | undefined
+
+/**
+ * Loads `pg` on first use, so importing `routemate/testing` (and starting MariaDB clusters) never
+ * requires it. Rejects with a `PgClusterError` saying how to install it when it is missing.
+ *
+ * @example
+ * ```ts
+ * const { escapeIdentifier } = await loadPg()
+ * ```
+ */
+export function loadPg(): Promise<PgModule> {
+  loading ??= import('pg').then(
+    (mod) => mod.default ?? (mod as unknown as PgModule),
+    (cause: unknown) => {
+      loading = undefined
+      throw new PgClusterError('startPgCluster needs the `pg` package: npm install -D pg', { cause })
+    },
+  )
+  return loading
+}
 
 /** Where and as whom to connect for one query. */
 export interface QueryTarget {
@@ -32,7 +58,8 @@ export async function withClient<T>(
   timeoutMs: number,
   fn: (client: pg.Client) => Promise<T>,
 ): Promise<T> {
-  const client = new pg.Client({
+  const { Client } = await loadPg()
+  const client = new Client({
     host: '127.0.0.1',
     port: target.port,
     user: target.user,

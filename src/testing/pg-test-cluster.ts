@@ -2,9 +2,8 @@ import fs from 'node:fs'
 import { inspect } from 'node:util'
 import type { ClusterNodeInfo, PgCluster, PgQueryOptions } from './pg-cluster.js'
 import { PgClusterError } from './pg-cluster-error.js'
-import { type ExitCleanup, trackForExit, untrackForExit } from './pg-exit-hook.js'
 import type { PgNode } from './pg-node.js'
-import { sleep } from './poll.js'
+import { onExitSync, sleep } from './process-control/index.js'
 
 const SUPER = { superuser: true } as const
 
@@ -26,7 +25,7 @@ export interface PgTestClusterInit {
  * const cluster = new PgTestCluster({ primary, replicas, baseDir, socketDir, log })
  * ```
  */
-export class PgTestCluster implements PgCluster, ExitCleanup {
+export class PgTestCluster implements PgCluster {
   readonly primary: PgNode
   readonly replicas: readonly PgNode[]
   readonly nodes: readonly PgNode[]
@@ -34,6 +33,7 @@ export class PgTestCluster implements PgCluster, ExitCleanup {
   readonly baseDir: string
   readonly #socketDir: string
   readonly #log: (line: string) => void
+  readonly #untrackExit: () => void
   #stopping: Promise<void> | undefined
 
   constructor(init: PgTestClusterInit) {
@@ -44,7 +44,7 @@ export class PgTestCluster implements PgCluster, ExitCleanup {
     this.baseDir = init.baseDir
     this.#socketDir = init.socketDir
     this.#log = init.log
-    trackForExit(this)
+    this.#untrackExit = onExitSync(() => this.cleanupNowSync())
   }
 
   #node(name: string): PgNode {
@@ -102,13 +102,14 @@ export class PgTestCluster implements PgCluster, ExitCleanup {
     for (const node of this.nodes) node.killNowSync()
     await fs.promises.rm(this.baseDir, { recursive: true, force: true, maxRetries: 3 })
     await fs.promises.rm(this.#socketDir, { recursive: true, force: true, maxRetries: 3 })
-    untrackForExit(this)
+    this.#untrackExit()
     this.#log(`cluster stopped, ${this.baseDir} removed`)
     if (errors.length > 0) {
       throw new PgClusterError('stop: some nodes failed to stop cleanly', { cause: errors[0] })
     }
   }
 
+  /** SIGKILLs every server and removes the cluster's directories, synchronously (the exit hook's job). */
   cleanupNowSync(): void {
     for (const node of this.nodes) node.killNowSync()
     fs.rmSync(this.baseDir, { recursive: true, force: true })

@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { processRef } from './process-utils.js'
+import { commandLine, processRef } from './process-control/index.js'
 
 /**
  * The postmaster pid recorded in `<dataDir>/postmaster.pid`, or `undefined` when there is none.
@@ -33,12 +33,8 @@ function readPidLine(file: string): number | undefined {
  * ```
  */
 export function isPostmasterOf(pid: number, dataDir: string): boolean {
-  if (processRef(pid) === undefined) return false
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(dataDir)
-  } catch {
-    return false
-  }
+  const ref = processRef(pid)
+  return ref !== undefined && (commandLine(ref)?.includes(dataDir) ?? false)
 }
 
 /**
@@ -65,29 +61,4 @@ export function clearStaleLocks(dataDir: string, socketDir: string, port: number
     fs.rmSync(socket, { force: true })
   }
   return undefined
-}
-
-/**
- * The last `lines` lines of a log file (reading at most its last 32 KiB); `''` when it does not exist.
- *
- * @example
- * ```ts
- * readLogTail('/tmp/routemate-pg-x/primary/postgres.log', 20)
- * ```
- */
-export function readLogTail(file: string, lines: number): string {
-  try {
-    const fd = fs.openSync(file, 'r')
-    try {
-      const size = fs.fstatSync(fd).size
-      const length = Math.min(size, 32 * 1024)
-      const buffer = Buffer.alloc(length)
-      fs.readSync(fd, buffer, 0, length, size - length)
-      return buffer.toString('utf8').trimEnd().split('\n').slice(-lines).join('\n')
-    } finally {
-      fs.closeSync(fd)
-    }
-  } catch {
-    return ''
-  }
 }

@@ -1,5 +1,3 @@
-import { isPortClosed } from './free-port.js'
-import { pollUntil } from './poll.js'
 import { clearStaleLocks, isPostmasterOf, readPostmasterPid } from './postmaster-files.js'
 import {
   descendants,
@@ -8,11 +6,12 @@ import {
   type ProcessRef,
   processRef,
   processState,
+  type RunCommandResult,
   signalProcesses,
   thawProcesses,
+  waitForPortClosed,
   waitForProcessesToEnd,
-} from './process-utils.js'
-import type { RunCommandResult } from './run-command.js'
+} from './process-control/index.js'
 
 /** Whether a server is up, frozen by {@link Postmaster.pause}, or down. */
 export type PostmasterState = 'running' | 'paused' | 'stopped'
@@ -134,13 +133,7 @@ export class Postmaster {
       throw this.#o.fail(`processes still alive 5 s after SIGKILL (postmaster ${ref.pid})`)
     }
     const port = this.#o.port
-    const closed = await pollUntil(
-      async () => ((await isPortClosed(port, '127.0.0.1', 500)) ? true : undefined),
-      {
-        timeoutMs: 5000,
-      },
-    )
-    if (closed === undefined) throw this.#o.fail(`port ${port} still accepts connections after SIGKILL`)
+    if (!(await waitForPortClosed(port, 5000))) throw this.#o.fail(`port ${port} still accepts connections after SIGKILL`)
     if (!(await waitForProcessesToEnd([ref], { timeoutMs: 5000, allowZombies: false }))) {
       this.#o.log(`postmaster ${ref.pid} is dead but not reaped yet; going on`)
     }

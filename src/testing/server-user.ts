@@ -4,43 +4,17 @@ import os from 'node:os'
 import path from 'node:path'
 import type { PgBinaries } from './find-pg-binaries.js'
 import { PgClusterError } from './pg-cluster-error.js'
-import { runCommand } from './run-command.js'
+import { blockedAncestor, ensureSystemUser, type OsUser } from './process-control/index.js'
 
 /** The operating-system user the PostgreSQL servers run as. */
-export interface ServerUser {
-  readonly name: string
-  readonly uid: number
-  readonly gid: number
+export interface ServerUser extends OsUser {
   /** `true` when we are root: commands switch to this user, files are chowned to it. */
   readonly switchUser: boolean
 }
 
-async function lookupUser(name: string): Promise<ServerUser | undefined> {
-  let line: string | undefined
-  try {
-    const r = await runCommand('getent', ['passwd', name], { cwd: '/', env: process.env, timeoutMs: 5000 })
-    if (r.code === 0) line = r.stdout.trim()
-  } catch {
-    // no getent: read /etc/passwd
-  }
-  if (line === undefined) {
-    try {
-      line = fs
-        .readFileSync('/etc/passwd', 'utf8')
-        .split('\n')
-        .find((l) => l.startsWith(`${name}:`))
-    } catch {
-      return undefined
-    }
-  }
-  const [, , uid, gid] = line?.split(':') ?? []
-  if (uid === undefined || gid === undefined) return undefined
-  return { name, uid: Number(uid), gid: Number(gid), switchUser: true }
-}
-
 /**
  * The user the servers run as: ourselves when we are not root; when root (PostgreSQL refuses to run
- * as root) the `postgres` user, created with `useradd` (or busybox `adduser`) when it does not exist.
+ * as root) the `postgres` user, created when it does not exist.
  *
  * @example
  * ```ts
@@ -53,30 +27,11 @@ export async function resolveServerUser(log?: (line: string) => void): Promise<S
     const info = os.userInfo()
     return { name: info.username, uid: info.uid, gid: info.gid, switchUser: false }
   }
-  const existing = await lookupUser('postgres')
-  if (existing !== undefined) return existing
-  log?.('creating the system user "postgres" (PostgreSQL refuses to run as root)')
-  const attempts: Array<[string, string[]]> = [
-    ['useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/bin/false', 'postgres']],
-    ['adduser', ['-S', '-D', '-H', 'postgres']],
-  ]
-  const errors: string[] = []
-  for (const [cmd, args] of attempts) {
-    try {
-      const r = await runCommand(cmd, args, { cwd: '/', env: process.env, timeoutMs: 15_000 })
-      if (r.code === 0) break
-      errors.push(`${cmd}: ${r.output}`)
-    } catch (err) {
-      errors.push(`${cmd}: ${(err as Error).message}`)
-    }
+  try {
+    return { ...(await ensureSystemUser('postgres', log)), switchUser: true }
+  } catch (err) {
+    throw new PgClusterError(`running as root, and ${(err as Error).message}`, { cause: err })
   }
-  const created = await lookupUser('postgres')
-  if (created === undefined) {
-    throw new PgClusterError(
-      `running as root, and the user "postgres" to run the servers as could not be created: ${errors.join('; ')}`,
-    )
-  }
-  return created
 }
 
 /** The spawn identity for commands run as the server user (empty when we are that user already). */
@@ -84,35 +39,17 @@ export function spawnIdentity(user: ServerUser): { uid?: number; gid?: number } 
   return user.switchUser ? { uid: user.uid, gid: user.gid } : {}
 }
 
-/** Whether `user` may search (traverse) `dir`, by its mode bits alone (no supplementary groups). */
-function canSearch(dir: string, user: ServerUser): boolean {
-  const st = fs.statSync(dir)
-  if (st.uid === user.uid) return (st.mode & 0o100) !== 0
-  if (st.gid === user.gid) return (st.mode & 0o010) !== 0
-  return (st.mode & 0o001) !== 0
-}
-
 /**
- * The first directory on the way to `dir` (itself included) that `user` cannot traverse, or
- * `undefined` when the whole path is open to it. Always `undefined` when we run as that user.
+ * The first directory on the way to `dir` (itself included) that the server user cannot traverse,
+ * or `undefined` when the whole path is open to it. Always `undefined` when we run as that user.
  *
  * @example
  * ```ts
- * blockedAncestor('/root/project/node_modules/x', user) // '/root' (mode 0700)
+ * serverBlockedAncestor('/root/project/node_modules/x', user) // '/root' (mode 0700)
  * ```
  */
-export function blockedAncestor(dir: string, user: ServerUser): string | undefined {
-  if (!user.switchUser) return undefined
-  const parts = path
-    .resolve(dir)
-    .split(path.sep)
-    .filter((p) => p !== '')
-  let current: string = path.sep
-  for (const part of ['', ...parts]) {
-    current = path.join(current, part)
-    if (!canSearch(current, user)) return current
-  }
-  return undefined
+export function serverBlockedAncestor(dir: string, user: ServerUser): string | undefined {
+  return user.switchUser ? blockedAncestor(dir, user) : undefined
 }
 
 /**
@@ -161,7 +98,7 @@ export async function serverBinDir(
   user: ServerUser,
   log?: (line: string) => void,
 ): Promise<string> {
-  const blocked = blockedAncestor(bins.binDir, user)
+  const blocked = serverBlockedAncestor(bins.binDir, user)
   if (blocked === undefined) return bins.binDir
   if (bins.source !== 'embedded') {
     throw new PgClusterError(
@@ -185,7 +122,7 @@ export async function serverBinDir(
     }
   }
   const cachedBin = path.join(cache, 'bin')
-  const stillBlocked = blockedAncestor(cachedBin, user)
+  const stillBlocked = serverBlockedAncestor(cachedBin, user)
   if (stillBlocked !== undefined) {
     throw new PgClusterError(
       `the server user "${user.name}" cannot traverse ${stillBlocked} (copy of the binaries)`,

@@ -13,7 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const INSTALL_FLAGS = ['--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error']
 /** What a TypeScript user of `routemate/pg` installs next to it (the .d.ts files import `pg`'s types). */
-const APP_DEPS = ['pg@8.23.1', 'typescript@5.9.3', '@types/node@20', '@types/pg@8.23.1']
+const PG = 'pg@8.23.1'
+const MYSQL2 = 'mysql2@3.24.6'
+const APP_DEPS = [PG, 'typescript@5.9.3', '@types/node@20', '@types/pg@8.23.1']
 
 /** The environment for child commands: no npm script variables leaking in from a parent `npm test`. */
 function cleanEnv(): NodeJS.ProcessEnv {
@@ -83,6 +85,10 @@ let tarball: string
 let app: string
 /** Fresh project with the tarball alone (no pg). */
 let bare: string
+/** Fresh project with the tarball and mysql2, no pg: a MySQL/MariaDB-only user. */
+let mysqlOnly: string
+/** Fresh project with the tarball and pg, no mysql2. */
+let pgOnly: string
 
 function freshProject(name: string): string {
   const dir = path.join(work, name)
@@ -104,9 +110,13 @@ beforeAll(async () => {
   tarball = path.join(packDir, tgz[0]!)
   app = freshProject('app')
   bare = freshProject('bare')
+  mysqlOnly = freshProject('mysql-only')
+  pgOnly = freshProject('pg-only')
   await Promise.all([
     ok('npm', ['install', tarball, ...APP_DEPS, ...INSTALL_FLAGS], app, 150_000),
     ok('npm', ['install', tarball, ...INSTALL_FLAGS], bare, 150_000),
+    ok('npm', ['install', tarball, MYSQL2, ...INSTALL_FLAGS], mysqlOnly, 150_000),
+    ok('npm', ['install', tarball, PG, ...INSTALL_FLAGS], pgOnly, 150_000),
   ])
 }, 300_000)
 
@@ -267,6 +277,70 @@ console.log(JSON.stringify(out))
     expect(esm).toEqual({
       core: 'function',
       pg: { code: 'ERR_MODULE_NOT_FOUND', message: expect.stringMatching(/^Cannot find package 'pg'/) },
+    })
+  }, 60_000)
+
+  /** Script: each starter of routemate/testing either runs a cluster (one query on each node) or says what is missing. */
+  const CLUSTER_SCRIPT = `
+const describe = (e) => ({ name: e?.name, code: e?.code, message: String(e?.message).split('\\n')[0] })
+async function tryCluster(start) {
+  let cluster
+  try {
+    cluster = await start({ replicas: 1 })
+    const rows = []
+    for (const node of cluster.nodes) rows.push(...(await cluster.query(node.name, 'SELECT 1 AS one')))
+    return { rows }
+  } catch (e) {
+    return describe(e)
+  } finally {
+    await cluster?.stop()
+  }
+}
+const out = {}
+out.mariadb = await tryCluster(testing.startMariaDbCluster)
+out.pg = await tryCluster(testing.startPgCluster)
+console.log(JSON.stringify(out))
+`
+  const ESM_PRELUDE = `const testing = await import('routemate/testing')`
+  const CJS_WRAP = (body: string) =>
+    `const testing = require('routemate/testing');(async () => {${body}})().catch((e) => { console.error(e); process.exitCode = 1 })`
+
+  it('routemate/testing with mysql2 and without pg: a MariaDB cluster runs (ESM and CJS), startPgCluster says pg is missing', async () => {
+    expect(fs.existsSync(path.join(mysqlOnly, 'node_modules', 'pg'))).toBe(false)
+    expect(fs.existsSync(path.join(mysqlOnly, 'node_modules', 'mysql2'))).toBe(true)
+    const expected = {
+      mariadb: { rows: [{ one: 1 }, { one: 1 }] },
+      pg: {
+        name: 'PgClusterError',
+        code: 'ROUTEMATE_PG_CLUSTER',
+        message: 'startPgCluster needs the `pg` package: npm install -D pg',
+      },
+    }
+    const esm = await nodeJson(mysqlOnly, ['--input-type=module', '-e', `${ESM_PRELUDE}\n${CLUSTER_SCRIPT}`])
+    expect(esm).toEqual(expected)
+    const cjs = await nodeJson(mysqlOnly, ['-e', CJS_WRAP(CLUSTER_SCRIPT)])
+    expect(cjs).toEqual(expected)
+  }, 120_000)
+
+  it('routemate/testing with pg and without mysql2: a PostgreSQL cluster runs, startMariaDbCluster says mysql2 is missing', async () => {
+    expect(fs.existsSync(path.join(pgOnly, 'node_modules', 'mysql2'))).toBe(false)
+    expect(fs.existsSync(path.join(pgOnly, 'node_modules', 'pg'))).toBe(true)
+    const out = await nodeJson(pgOnly, ['--input-type=module', '-e', `${ESM_PRELUDE}\n${CLUSTER_SCRIPT}`])
+    expect(out).toEqual({
+      mariadb: {
+        name: 'MariaDbClusterError',
+        code: 'ROUTEMATE_MARIADB_CLUSTER',
+        message: 'startMariaDbCluster needs the `mysql2` package: npm install -D mysql2',
+      },
+      pg: { rows: [{ one: 1 }, { one: 1 }] },
+    })
+  }, 120_000)
+
+  it('routemate/testing loads with neither driver; both starters say which package is missing', async () => {
+    const out = await nodeJson(bare, ['-e', CJS_WRAP(CLUSTER_SCRIPT)])
+    expect(out).toEqual({
+      mariadb: expect.objectContaining({ message: expect.stringContaining('needs the `mysql2` package') }),
+      pg: expect.objectContaining({ message: expect.stringContaining('needs the `pg` package') }),
     })
   }, 60_000)
 

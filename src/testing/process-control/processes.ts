@@ -40,6 +40,29 @@ export function readProcStat(pid: number): ProcStat | undefined {
 }
 
 /**
+ * The command line of `ref` (from `/proc/PID/cmdline`), or `undefined` when that process is gone --
+ * including when its pid now belongs to another process.
+ *
+ * @example
+ * ```ts
+ * commandLine(postmaster) // ['/usr/lib/postgresql/15/bin/postgres', '-D', '/tmp/.../data']
+ * ```
+ */
+export function commandLine(ref: ProcessRef): string[] | undefined {
+  let text: string
+  try {
+    text = fs.readFileSync(`/proc/${ref.pid}/cmdline`, 'utf8')
+  } catch {
+    return undefined
+  }
+  // Read the start time after the command line: a pid reused in between shows up as a mismatch.
+  if (processState(ref) === 'gone') return undefined
+  const args = text.split('\0')
+  if (args[args.length - 1] === '') args.pop() // the list ends with a NUL
+  return args
+}
+
+/**
  * Reference to a running process, or `undefined` when it is gone or a zombie.
  *
  * @example
