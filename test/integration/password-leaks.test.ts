@@ -24,7 +24,9 @@ import type { RouterEventName } from '../../src/router/events.js'
 import { instrumentRouter } from '../../src/telemetry/opentelemetry.js'
 import { ManualReader } from '../../src/telemetry/otel-test-kit.js'
 import { prometheusMetrics } from '../../src/telemetry/prometheus.js'
-import { freePort } from '../../src/testing/free-port.js'
+import { freePorts } from '../../src/testing/process-control/ports.js'
+
+const freePort = async (): Promise<number> => (await freePorts(1))[0] as number
 import { controlOf, leaks, TRICKY_PASSWORDS, writtenForms } from '../../src/util/tricky-passwords.case.js'
 import { type DialectCase, dialects, type TestCluster, waitFor } from './support/dialects.js'
 

@@ -15,7 +15,9 @@ import {
   type Router,
   RouterNotReadyError,
 } from '../../src/index.js'
-import { freePort } from '../../src/testing/free-port.js'
+import { freePorts } from '../../src/testing/process-control/ports.js'
+
+const freePort = async (): Promise<number> => (await freePorts(1))[0] as number
 import {
   type DialectCase,
   dialects,
