@@ -80,11 +80,11 @@ export const dialects: readonly DialectCase[] = (process.env.ROUTEMATE_DIALECTS 
     return d
   })
 
-/** A router over a test cluster with fast health checks. */
+/** A router over a test cluster with fast health checks (`options.driver` replaces the dialect's driver, e.g. a {@link logProbes} wrapper). */
 export function testRouter(
   d: DialectCase,
   cluster: TestCluster,
-  options: Partial<Omit<RouterOptions, 'driver'>> = {},
+  options: Partial<RouterOptions> = {},
 ): Router {
   return createRouter({
     driver: d.driver(),
