@@ -8,12 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRouter, PrimaryUnavailableError, type Router, type RouterEvents } from '../../src/index.js'
 import { pgDriver } from '../../src/pg/index.js'
 import { type PgCluster, startPgCluster } from '../../src/testing/index.js'
-import { expectIdle, nodeByPort, sleep, stateOf, waitFor } from './support/dialects.js'
+import { expectIdle, LIVENESS_MS, nodeByPort, sleep, stateOf, waitFor } from './support/dialects.js'
 import { logProbes } from './support/probe-log.js'
 
 const HC = { intervalMs: 300, timeoutMs: 200, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 600 }
-/** How long a wait may take before the test gives up: liveness only; speed is counted in probe rounds. */
-const LIVENESS_MS = 30_000
 
 describe('consistency (postgres)', () => {
   let cluster: PgCluster

@@ -19,16 +19,12 @@ import {
   stateOf,
   type TestCluster,
   testRouter,
+  LIVENESS_MS,
   waitFor,
 } from './support/dialects.js'
 import { logProbes, type ProbeLog } from './support/probe-log.js'
 
 const HC = { intervalMs: 300, timeoutMs: 200, failureThreshold: 2 }
-/**
- * How long a wait may take before the test gives up: liveness only, never the claim under test.
- * Speed claims are counted in probe rounds (a slow machine slows the probes as much as the rest).
- */
-const LIVENESS_MS = 30_000
 /**
  * Probe rounds of a node that may start between a fault and its `node:down`: `failureThreshold`
  * failures in a row, plus one round that may start in the instant before the fault takes effect.
