@@ -30,7 +30,8 @@ describe('the ports option', () => {
   it('rejects a wrong shape with a ConfigError naming ports or ports[i]', () => {
     expect(configError(() => checkPortsOption(5433, NODES))).toEqual({
       path: 'ports',
-      message: 'ports: expected an array of 3 (one per node: primary, replica1, replica2) port numbers, got number',
+      message:
+        'ports: expected an array of 3 (one per node: primary, replica1, replica2) port numbers, got number',
     })
     expect(configError(() => checkPortsOption([40001, 40002], NODES))).toEqual({
       path: 'ports',

@@ -26,7 +26,10 @@ export function checkPortsOption(ports: unknown, nodes: readonly string[]): void
   const seen = new Map<number, number>()
   for (const [i, port] of (ports as unknown[]).entries()) {
     if (typeof port !== 'number' || !Number.isInteger(port) || port < MIN_PORT || port > 65_535) {
-      throw new ConfigError(`ports[${i}]`, `expected an integer from ${MIN_PORT} to 65535, got ${String(port)}`)
+      throw new ConfigError(
+        `ports[${i}]`,
+        `expected an integer from ${MIN_PORT} to 65535, got ${String(port)}`,
+      )
     }
     const first = seen.get(port)
     if (first !== undefined) {

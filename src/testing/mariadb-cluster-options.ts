@@ -40,7 +40,6 @@ export interface MariaDbClusterOptions {
   log?: (line: string) => void
 }
 
-
 /**
  * Checks {@link MariaDbClusterOptions} once, before anything is created; every error is a
  * `ConfigError` naming the option (`replicas`, `ports[1]`...) and what was expected.

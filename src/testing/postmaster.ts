@@ -133,7 +133,8 @@ export class Postmaster {
       throw this.#o.fail(`processes still alive 5 s after SIGKILL (postmaster ${ref.pid})`)
     }
     const port = this.#o.port
-    if (!(await waitForPortClosed(port, 5000))) throw this.#o.fail(`port ${port} still accepts connections after SIGKILL`)
+    if (!(await waitForPortClosed(port, 5000)))
+      throw this.#o.fail(`port ${port} still accepts connections after SIGKILL`)
     if (!(await waitForProcessesToEnd([ref], { timeoutMs: 5000, allowZombies: false }))) {
       this.#o.log(`postmaster ${ref.pid} is dead but not reaped yet; going on`)
     }

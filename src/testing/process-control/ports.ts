@@ -117,9 +117,12 @@ export function isPortClosed(port: number, host = '127.0.0.1', timeoutMs = 1000)
  * ```
  */
 export async function waitForPortClosed(port: number, timeoutMs: number): Promise<boolean> {
-  const closed = await pollUntil(async () => ((await isPortClosed(port, '127.0.0.1', 500)) ? true : undefined), {
-    timeoutMs,
-    intervalMs: 20,
-  })
+  const closed = await pollUntil(
+    async () => ((await isPortClosed(port, '127.0.0.1', 500)) ? true : undefined),
+    {
+      timeoutMs,
+      intervalMs: 20,
+    },
+  )
   return closed === true
 }
