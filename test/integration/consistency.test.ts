@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRouter, PrimaryUnavailableError, type Router, type RouterEvents } from '../../src/index.js'
 import { pgDriver } from '../../src/pg/index.js'
 import { type PgCluster, startPgCluster } from '../../src/testing/index.js'
-import { expectIdle, nodeByPort, sleep, stateOf, waitFor } from './support/dialects.js'
+import { expectIdle, LIVENESS_MS, nodeByPort, sleep, stateOf, waitFor } from './support/dialects.js'
+import { logProbes } from './support/probe-log.js'
 
 const HC = { intervalMs: 300, timeoutMs: 200, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 600 }
 
@@ -179,14 +180,18 @@ describe('consistency (postgres)', () => {
   })
 
   it('a replica whose replay is paused is excluded once its lag passes maxReplicationLagMs, and returns after resume', async () => {
-    const router = makeRouter({ maxReplicationLagMs: 1000 })
+    const log = logProbes(pgDriver())
+    const router = makeRouter({ driver: log.driver, maxReplicationLagMs: 1000 })
     const events: Array<{ name: string; at: number; e: unknown }> = []
+    const writes: Array<{ start: number; end: number }> = []
     router.on('node:lagging', (e) => events.push({ name: 'lagging', at: Date.now(), e }))
     router.on('node:caught-up', (e) => events.push({ name: 'caught-up', at: Date.now(), e }))
     let writing = true
     const writer = (async () => {
       while (writing) {
+        const start = Date.now()
         await router.query('INSERT INTO ryw (v) VALUES (0)')
+        writes.push({ start, end: Date.now() })
         await sleep(20)
       }
     })()
@@ -195,16 +200,20 @@ describe('consistency (postgres)', () => {
       await sleep(500)
       await cluster.pauseReplay('replica1')
       const pausedAt = Date.now()
-      await waitFor(
-        () => events.some((x) => x.name === 'lagging'),
-        1000 + 4 * HC.intervalMs,
-        'replica1 lagging',
-      )
-      const after = (events.find((x) => x.name === 'lagging')?.at ?? 0) - pausedAt
-      console.log(
-        `[postgres] replay paused: excluded ${after} ms after the pause (limit 1000 ms + ~2 intervals)`,
-      )
-      expect(after).toBeLessThanOrEqual(1000 + 2 * HC.intervalMs + 200)
+      await waitFor(() => events.some((x) => x.name === 'lagging'), LIVENESS_MS, 'replica1 lagging')
+      const lagging = events.find((x) => x.name === 'lagging')
+      expect(lagging?.e).toMatchObject({ node: 'replica1', maxLagMs: 1000 })
+      expect((lagging?.e as { lagMs?: number } | undefined)?.lagMs).toBeGreaterThan(1000)
+      // Lag is measured from the probes: replica1 is behind from the first write after the pause,
+      // and the router sees it once a primary probe has read that write's position. From then on
+      // its measured lag only grows, so the first replica1 probe starting more than 1000 ms later
+      // must exclude it: count the replica1 probes it took (1; 2 allows for clock rounding).
+      const firstWrite = writes.find((w) => w.start >= pausedAt)
+      const seen = log.probesOf('primary', firstWrite?.end ?? pausedAt).find((p) => p.endedAt !== undefined)
+      expect(seen?.endedAt).toBeDefined()
+      const rounds = log.probesOf('replica1', (seen?.endedAt ?? 0) + 1000, lagging?.at).length
+      console.log(`[postgres] replay paused: excluded ${rounds} probe round(s) after its lag passed 1000 ms`)
+      expect(rounds).toBeLessThanOrEqual(2)
       expect((router.stats().nodes.find((n) => n.name === 'replica1')?.lagMs ?? 0) > 1000).toBe(true)
       for (let i = 0; i < 20; i++) {
         const { rows } = await router.readOnly(() =>
@@ -213,7 +222,7 @@ describe('consistency (postgres)', () => {
         expect(who(rows[0]?.port)).toBe('replica2')
       }
       await cluster.resumeReplay('replica1')
-      await waitFor(() => events.some((x) => x.name === 'caught-up'), 3000, 'replica1 caught up')
+      await waitFor(() => events.some((x) => x.name === 'caught-up'), LIVENESS_MS, 'replica1 caught up')
       expect(router.stats().clusters[0]?.candidates).toEqual(['replica1', 'replica2'])
     } finally {
       writing = false
@@ -239,9 +248,10 @@ describe('consistency (postgres)', () => {
   })
 
   // Last: the promotion changes the cluster for good.
-  it('primary discovery: a real promotion after the primary is killed; writes reach the new primary within two intervals, with primary:changed', async () => {
+  it('primary discovery: a real promotion after the primary is killed; writes reach the new primary within two probe rounds, with primary:changed', async () => {
+    const log = logProbes(pgDriver())
     const discovering = createRouter({
-      driver: pgDriver(),
+      driver: log.driver,
       nodes: [cluster.primary.url, ...cluster.replicas.map((r) => r.url)],
       healthCheck: HC,
     })
@@ -254,30 +264,24 @@ describe('consistency (postgres)', () => {
       const { rows } = await discovering.query<{ port: number }>('SELECT inet_server_port() AS port')
       expect(who(rows[0]?.port)).toBe('primary')
       await cluster.kill('primary')
-      await waitFor(() => stateOf(discovering, 'node1') === 'down', 3000, 'old primary down')
+      await waitFor(() => stateOf(discovering, 'node1') === 'down', LIVENESS_MS, 'old primary down')
       await expect(discovering.query('INSERT INTO ryw (v) VALUES (1)')).rejects.toBeInstanceOf(
         PrimaryUnavailableError,
       )
+      await cluster.promote('replica1') // resolves once it has left recovery
       const promotedAt = Date.now()
-      await cluster.promote('replica1')
-      await waitFor(() => changes.length === 2, 2 * HC.intervalMs + 1000, 'primary:changed')
+      await waitFor(() => changes.length === 2, LIVENESS_MS, 'primary:changed')
       expect(changes[1]).toMatchObject({ from: 'node1', to: 'node2' })
-      let firstWrite = 0
-      for (;;) {
-        try {
-          const { rows: r } = await discovering.query<{ port: number }>(
-            'INSERT INTO ryw (v) VALUES (2) RETURNING inet_server_port() AS port',
-          )
-          expect(who(r[0]?.port)).toBe('replica1')
-          firstWrite = Date.now() - promotedAt
-          break
-        } catch (err) {
-          if (Date.now() - promotedAt > 5000) throw err
-          await sleep(20)
-        }
-      }
-      console.log(`[postgres] promotion: first write on the new primary ${firstWrite} ms after pg_promote()`)
-      expect(firstWrite).toBeLessThanOrEqual(2 * HC.intervalMs + 500)
+      const rounds = log.probesOf('node2', promotedAt, changes[1]?.at).length
+      console.log(
+        `[postgres] promotion: primary:changed ${rounds} probe round(s) of node2 after pg_promote()`,
+      )
+      expect(rounds).toBeLessThanOrEqual(2)
+      // From primary:changed on, the very first write goes to the new primary.
+      const { rows: r } = await discovering.query<{ port: number }>(
+        'INSERT INTO ryw (v) VALUES (2) RETURNING inet_server_port() AS port',
+      )
+      expect(who(r[0]?.port)).toBe('replica1')
     } finally {
       await discovering.close()
     }

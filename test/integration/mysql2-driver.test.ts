@@ -69,7 +69,7 @@ async function pause(name: string): Promise<void> {
   await cluster.pause(name)
   const pid = cluster.nodes.find((n) => n.name === name)?.pid
   const t0 = Date.now()
-  while (Date.now() - t0 < 2000) {
+  while (Date.now() - t0 < 30_000) {
     const state = /^State:\s+(\S)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
     if (state === 'T') return
     await sleep(5)
@@ -229,11 +229,20 @@ describe('pool and execute', () => {
       const conn = await pool.acquire()
       // Not bounded by the driver: the router times statements itself.
       expect((await driver.execute(conn, 'SELECT SLEEP(0.4) AS s', undefined)).rows).toEqual([{ s: 0 }])
-      const t0 = Date.now()
-      const err = await failure(driver.execute(conn, { sql: 'SELECT SLEEP(3)', timeout: 200 }, undefined))
-      expect(Date.now() - t0).toBeLessThan(1500)
+      const id = Number((await driver.execute(conn, 'SELECT CONNECTION_ID() AS id', undefined)).rows[0]?.id)
+      const err = await failure(driver.execute(conn, { sql: 'SELECT SLEEP(60)', timeout: 200 }, undefined))
       expect(err).toMatchObject({ code: 'PROTOCOL_SEQUENCE_TIMEOUT' })
       expect(driver.classify(err)).toBe('timeout')
+      // The error came while the statement was still running on the server (an ordering fact, not
+      // a duration): it is the client's deadline, not the end of the statement.
+      const running = (await cluster.query(
+        'primary',
+        'SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE ID = ? AND INFO LIKE ?',
+        [id, 'SELECT SLEEP(60)%'],
+        { superuser: true },
+      )) as { n: number }[]
+      expect(Number(running[0]?.n)).toBe(1)
+      await cluster.query('primary', `KILL ${id}`, [], { superuser: true }).catch(() => {})
       pool.release(conn, true)
       expect(pool.counts().total).toBe(0)
       const again = await pool.acquire()
@@ -249,7 +258,7 @@ describe('pool and execute', () => {
       pool.release(conn, false)
       await cluster.query('primary', `KILL ${id}`, [], { superuser: true })
       const t0 = Date.now()
-      while (errors.length === 0 && Date.now() - t0 < 3000) await sleep(20)
+      while (errors.length === 0 && Date.now() - t0 < 30_000) await sleep(20) // liveness only
       expect(errors.length).toBeGreaterThan(0)
       expect(driver.classify(errors[0])).toBe('connection')
       expect(pool.counts().total).toBe(0)
@@ -268,19 +277,29 @@ describe('frozen server', () => {
       await driver.execute(conn, 'SELECT 1', undefined)
       await pause('replica1')
       try {
-        const pending = failure(driver.execute(conn, 'SELECT 2', undefined))
+        let settled = false
+        const pending = failure(driver.execute(conn, 'SELECT 2', undefined)).finally(() => {
+          settled = true
+        })
         await sleep(200)
-        const t0 = Date.now()
+        expect(settled).toBe(false) // the frozen server never answers: only destroy() can end it
         pool.destroy(conn)
         const err = await pending
-        expect(Date.now() - t0).toBeLessThan(500)
         expect(driver.classify(err)).toBe('connection')
         pool.release(conn, true)
         expect(pool.counts().total).toBe(0)
-        // A probe of the frozen server gives up when its signal aborts.
-        const t1 = Date.now()
-        await expect(probe(url, 300)).rejects.toBeDefined()
-        expect(Date.now() - t1).toBeLessThan(1000)
+        // A probe of the frozen server gives up when its signal aborts (its own connect timeout,
+        // 60 s, is not what ends it).
+        const ac = new AbortController()
+        let probeSettled = false
+        const probing = probeDriver.probe(node(url, { connectTimeoutMs: 60_000 }), ac.signal).finally(() => {
+          probeSettled = true
+        })
+        probing.catch(() => {})
+        await sleep(200)
+        expect(probeSettled).toBe(false)
+        ac.abort()
+        await expect(probing).rejects.toBeDefined()
       } finally {
         await cluster.resume('replica1')
       }
@@ -294,9 +313,8 @@ describe('frozen server', () => {
     pool.release(conn, false)
     await pause('replica1')
     try {
-      const t0 = Date.now()
+      // Resolves while the server is still frozen (it never answers a QUIT): end() does not wait on it.
       await pool.end()
-      expect(Date.now() - t0).toBeLessThan(2000)
     } finally {
       await cluster.resume('replica1')
     }
@@ -379,9 +397,8 @@ describe('probe', () => {
               expect(Date.now() - t0).toBeGreaterThanOrEqual(250)
               expect(driver.positionReached(stuck ?? '', token)).toBe(false)
               const starting = sleep(300).then(() => cluster.startReplication('replica1'))
-              const t1 = Date.now()
-              const reached = await driver.waitForPosition(rc, token, 5000)
-              expect(Date.now() - t1).toBeLessThan(4000)
+              // Returns with the position reached, not at its (generous) deadline.
+              const reached = await driver.waitForPosition(rc, token, 60_000)
               await starting
               expect(driver.positionReached(reached ?? '', token)).toBe(true)
             } finally {
@@ -432,7 +449,7 @@ describe('classify real errors', () => {
         expect(driver.classify(err)).toBe('connection')
         pool.release(busy, true)
         const t0 = Date.now()
-        while (errors.length === 0 && Date.now() - t0 < 3000) await sleep(20)
+        while (errors.length === 0 && Date.now() - t0 < 30_000) await sleep(20) // liveness only
         expect(errors.map((e) => driver.classify(e))).toContain('connection')
         const refused = await failure(pool.acquire())
         expect(driver.classify(refused)).toBe('connection')
@@ -682,7 +699,7 @@ describe('through a router', () => {
     conn.release()
     await cluster.query('primary', `KILL ${(rows as { id: number }[])[0]?.id}`, [], { superuser: true })
     const t0 = Date.now()
-    while (errors.length === 0 && Date.now() - t0 < 3000) await sleep(20)
+    while (errors.length === 0 && Date.now() - t0 < 30_000) await sleep(20) // liveness only
     expect(errors.length).toBeGreaterThan(0)
     pool.removeAllListeners('error')
   })

@@ -9,6 +9,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Router } from '../../src/index.js'
 import {
+  LIVENESS_MS,
   type DialectCase,
   dialects,
   sleep,
@@ -157,7 +158,7 @@ for (const d of dialects) {
       await sleep(300)
       expect(await replica.others()).toHaveLength(1)
       await router.close()
-      const deadline = Date.now() + 2000
+      const deadline = Date.now() + LIVENESS_MS
       while ((await replica.others()).length > 0 && Date.now() < deadline) await sleep(50)
       expect(await replica.others()).toEqual([])
     })
