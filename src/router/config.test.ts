@@ -2,27 +2,8 @@ import { describe, expect, it } from 'vitest'
 import type { Balancer } from '../balancer/balancer.js'
 import { ConfigError } from '../errors/config-error.js'
 import { resolveConfig } from './config.js'
+import { configDriver as fakeDriver } from './config-driver.test-kit.js'
 import { didYouMean, editDistance } from './config-checks.js'
-import type { Dialect } from './driver.js'
-
-/** A driver with every required member; config parsing never calls it. */
-function fakeDriver(dialect: Dialect = 'postgres') {
-  return {
-    dialect,
-    name: 'fake',
-    createPool: () => {
-      throw new Error('not used')
-    },
-    execute: async () => ({ rows: [], rowCount: 0 }),
-    probe: async () => ({ role: 'primary' as const }),
-    positionReached: () => true,
-    positionAfterWrite: async () => '0/0',
-    waitForPosition: async () => '0/0',
-    beginSql: () => 'BEGIN',
-    savepointSql: () => 'SAVEPOINT x',
-    classify: () => 'statement' as const,
-  }
-}
 
 const driver = fakeDriver()
 const PRIMARY = 'postgres://app@10.0.0.1:5432/app'

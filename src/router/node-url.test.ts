@@ -3,26 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { ConfigError } from '../errors/config-error.js'
 import { controlOf, leaks, TRICKY_PASSWORDS, writtenForms } from '../util/tricky-passwords.case.js'
 import { resolveConfig } from './config.js'
-import type { Dialect } from './driver.js'
-
-/** A driver with every required member; config parsing never calls it. */
-function fakeDriver(dialect: Dialect) {
-  return {
-    dialect,
-    name: 'fake',
-    createPool: () => {
-      throw new Error('not used')
-    },
-    execute: async () => ({ rows: [], rowCount: 0 }),
-    probe: async () => ({ role: 'primary' as const }),
-    positionReached: () => true,
-    positionAfterWrite: async () => '0/0',
-    waitForPosition: async () => '0/0',
-    beginSql: () => 'BEGIN',
-    savepointSql: () => 'SAVEPOINT x',
-    classify: () => 'statement' as const,
-  }
-}
+import { configDriver as fakeDriver } from './config-driver.test-kit.js'
 
 const pg = fakeDriver('postgres')
 const my = fakeDriver('mysql')

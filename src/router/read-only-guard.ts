@@ -1,4 +1,4 @@
-import { hasSecondStatement, isEvidentWrite, keywordStart } from './sql-guard.js'
+import { hasSecondStatement, isEvidentWriteAt, keywordStart } from './sql-guard.js'
 
 /**
  * Where a statement of a `readOnly` scope runs, which decides what session and transaction
@@ -116,10 +116,10 @@ export function readOnlyViolation(
   oneStatement = true,
   procedureNeedsTransaction = false,
 ): string | undefined {
-  if (isEvidentWrite(sql)) return 'write statement'
+  const i = keywordStart(sql) // one scan of the leading whitespace and comments serves both checks
+  if (isEvidentWriteAt(sql, i)) return 'write statement'
   if (!oneStatement && hasSecondStatement(sql))
     return 'a text of several statements (pass values as parameters; a literal ";" counts too)'
-  const i = keywordStart(sql)
   if (i >= sql.length || !CONTROL_INITIALS.has(sql.charCodeAt(i) & ~32)) return undefined
   let j = i
   while (j < sql.length && isWordChar(sql.charCodeAt(j))) j++

@@ -47,9 +47,6 @@ function jobTimedOut<Conn>(node: RouterNode<Conn>, job: RunJob<Conn>): void {
   node.jobTimedOut(job)
 }
 
-/** Thrown into work aborted because its node was marked down (now in `src/errors`; re-exported for old imports). */
-export { NodeAbortError }
-
 /**
  * One database endpoint inside a router: its pools (a regular one, and for a primary a lazily made
  * read-only one), its health state machine, and its live counters. It tracks every checked-out

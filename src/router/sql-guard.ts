@@ -122,7 +122,11 @@ function matchesAt(sql: string, start: number, verb: string): boolean {
  * ```
  */
 export function isEvidentWrite(sql: string): boolean {
-  const i = keywordStart(sql)
+  return isEvidentWriteAt(sql, keywordStart(sql))
+}
+
+/** {@link isEvidentWrite} for a statement whose leading keyword starts at `i` (see `keywordStart`). */
+export function isEvidentWriteAt(sql: string, i: number): boolean {
   let j = i
   while (j < sql.length && isWordChar(sql.charCodeAt(j))) j++
   if (j === i) return false
