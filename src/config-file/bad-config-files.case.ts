@@ -34,7 +34,7 @@ export const BAD_FILES: readonly BadFile[] = [
     name: 'routemate.config.yaml',
     text: `driver: pg\nprimary: ${PG}\nreplica:\n  - ${PG2}\n`,
     message:
-      'routemate.config.yaml:3:1 replica: unknown option "replica" (did you mean "replicas"?); expected one of: driver, primary, replicas, nodes, shards, sharding, balancer, healthCheck, maxReplicationLagMs, fallbackToPrimary, readYourWrites, tokens, retryReads, classify, queryTimeoutMs, connectTimeoutMs, pool',
+      'routemate.config.yaml:3:1 replica: unknown option "replica" (did you mean "replicas"?); expected one of: driver, primary, replicas, nodes, url, shards, sharding, balancer, healthCheck, maxReplicationLagMs, fallbackToPrimary, readYourWrites, tokens, retryReads, classify, queryTimeoutMs, connectTimeoutMs, pool',
   },
   {
     title: 'an unknown node key, with did-you-mean',
@@ -273,6 +273,6 @@ export const BAD_FILES: readonly BadFile[] = [
     name: 'routemate.config.json',
     text: `{"driver": "pg", "primary": "${PG}", "__proto__": {"x": 1}}\n`,
     message:
-      'routemate.config.json:1:72 __proto__: unknown option "__proto__"; expected one of: driver, primary, replicas, nodes, shards, sharding, balancer, healthCheck, maxReplicationLagMs, fallbackToPrimary, readYourWrites, tokens, retryReads, classify, queryTimeoutMs, connectTimeoutMs, pool',
+      'routemate.config.json:1:72 __proto__: unknown option "__proto__"; expected one of: driver, primary, replicas, nodes, url, shards, sharding, balancer, healthCheck, maxReplicationLagMs, fallbackToPrimary, readYourWrites, tokens, retryReads, classify, queryTimeoutMs, connectTimeoutMs, pool',
   },
 ]
