@@ -1,6 +1,11 @@
 import { ConfigError } from '../errors/config-error.js'
 import type { PoolChecker } from './config-checks.js'
-import { type NodeDefaults, type NodeRegistry, type ResolvedClusterNodes, resolveNode } from './config-nodes.js'
+import {
+  type NodeDefaults,
+  type NodeRegistry,
+  type ResolvedClusterNodes,
+  resolveNode,
+} from './config-nodes.js'
 import type { Dialect } from './driver.js'
 import { parseMultiHostUrl } from './multi-host-url.js'
 import type { TargetSessionAttrs } from './target-session-attrs.js'

@@ -208,7 +208,11 @@ export function resolveConfig(options: unknown): ResolvedConfig {
     const discovering = clusters.find((c) => c.discovery)
     if (discovering !== undefined) {
       const where =
-        o.shards !== undefined ? `"shards.${discovering.name}.nodes"` : o.url !== undefined ? '"url"' : '"nodes"'
+        o.shards !== undefined
+          ? `"shards.${discovering.name}.nodes"`
+          : o.url !== undefined
+            ? '"url"'
+            : '"nodes"'
       throw new ConfigError(
         'healthCheck',
         `false is not allowed with ${where}: roles are discovered by the probes, so without them no primary would ever be found; keep health checks on, or give "primary" and "replicas"`,

@@ -12,7 +12,7 @@ const GOOD: ReadonlyArray<{
   title: string
   url: string
   dialect?: Dialect
-  nodes: ReadonlyArray<[name: string, url: string]>
+  nodes: ReadonlyArray<readonly [name: string, url: string]>
   attrs?: string
 }> = [
   {
@@ -137,27 +137,40 @@ const GOOD: ReadonlyArray<{
 
 /** Bad URLs: the one message each must give (path `url`). */
 const BAD: ReadonlyArray<{ title: string; url: unknown; dialect?: Dialect; message: RegExp | string }> = [
-  { title: 'not a string', url: 42, message: /^url: expected a postgres:\/\/ URL .* listing one or more hosts: .*, got 42$/ },
+  {
+    title: 'not a string',
+    url: 42,
+    message: /^url: expected a postgres:\/\/ URL .* listing one or more hosts: .*, got 42$/,
+  },
   {
     title: 'the other dialect',
     url: 'mysql://app:secret@h1,h2/app',
     message: /got "mysql:\/\/app:\*\*\*@h1,h2\/app" \(the driver speaks postgres, not mysql\)$/,
   },
-  { title: 'no scheme', url: 'h1,h2/app', message: /^url: expected a postgres:\/\/ URL .*, got "h1,h2\/app"$/ },
+  {
+    title: 'no scheme',
+    url: 'h1,h2/app',
+    message: /^url: expected a postgres:\/\/ URL .*, got "h1,h2\/app"$/,
+  },
   { title: 'no host', url: 'postgres://app@/app', message: /^url: no host; a multi-host URL reads / },
   {
     title: 'an empty host (two commas)',
     url: 'postgres://h1,,h2/app',
-    message: /^url: host 2 of 3 is empty \(two commas in a row, or a comma at the start or end of the host list\)/,
+    message:
+      /^url: host 2 of 3 is empty \(two commas in a row, or a comma at the start or end of the host list\)/,
   },
   { title: 'a trailing comma', url: 'postgres://h1,h2,/app', message: /^url: host 3 of 3 is empty/ },
   {
     title: 'a bad port',
     url: 'postgres://app:pw@h1:5432,h2:54x2/app',
     message:
-      'url: bad port "54x2" in host 2 of 2 ("h2:54x2"): expected a number from 1 to 65535; a multi-host URL reads postgres://user:password@host1:5432,host2:5432/database',
+      'url: bad port "54x2" in host 2 of 2 ("h2:54x2"): expected a number from 1 to 65535; a multi-host URL reads postgres://user@host1:5432,host2:5432/database',
   },
-  { title: 'port out of range', url: 'postgres://h1:65536/app', message: /bad port "65536" in the host \("h1:65536"\)/ },
+  {
+    title: 'port out of range',
+    url: 'postgres://h1:65536/app',
+    message: /bad port "65536" in the host \("h1:65536"\)/,
+  },
   { title: 'port 0', url: 'postgres://h1:0,h2/app', message: /bad port "0" in host 1 of 2/ },
   {
     title: 'unbracketed IPv6',
@@ -167,19 +180,30 @@ const BAD: ReadonlyArray<{ title: string; url: unknown; dialect?: Dialect; messa
   {
     title: 'unbracketed IPv6 with a host part',
     url: 'postgres://app@fe80::1,h2/app',
-    message: /^url: host 1 of 2 \("fe80::1"\): an IPv6 address must be written in brackets, e\.g\. "\[::1\]:5432"/,
+    message:
+      /^url: host 1 of 2 \("fe80::1"\): an IPv6 address must be written in brackets, e\.g\. "\[::1\]:5432"/,
   },
   {
     title: 'an unterminated bracket',
     url: 'postgres://app@[::1,h2/app',
-    message: /host 1 of 2 \("\[::1"\): an IPv6 address in brackets must be followed by ":port", "," or the end/,
+    message:
+      /host 1 of 2 \("\[::1"\): an IPv6 address in brackets must be followed by ":port", "," or the end/,
   },
-  { title: 'not an IPv6 address', url: 'postgres://app@[db1]/app', message: /the host \("\[db1\]"\) is not a valid IPv6 address/ },
-  { title: 'a space in a host', url: 'postgres://app@h1,d b/app', message: /host 2 of 2 \("d b"\): expected a host name or an IP address/ },
+  {
+    title: 'not an IPv6 address',
+    url: 'postgres://app@[db1]/app',
+    message: /the host \("\[db1\]"\) is not a valid IPv6 address/,
+  },
+  {
+    title: 'a space in a host',
+    url: 'postgres://app@h1,d b/app',
+    message: /host 2 of 2 \("d b"\): expected a host name or an IP address/,
+  },
   {
     title: 'duplicate hosts (case and default port do not hide them)',
     url: 'postgres://app:pw@h1:5432,h2,H1/app',
-    message: /^url: host 3 \("h1:5432"\) is listed twice \(also host 1\): each host must be a distinct server/,
+    message:
+      /^url: host 3 \("h1:5432"\) is listed twice \(also host 1\): each host must be a distinct server/,
   },
   {
     title: 'duplicate IPv6 hosts in two spellings',
@@ -196,7 +220,11 @@ const BAD: ReadonlyArray<{ title: string; url: unknown; dialect?: Dialect; messa
     url: 'postgres://h1,h2,h3/app?port=5432,5433',
     message: /port= gives 2 ports for 3 hosts: give one port for every host, or one per host/,
   },
-  { title: 'a bad port in port=', url: 'postgres://h1,h2/app?port=5432,x', message: /bad port "x" in port 2 of port=/ },
+  {
+    title: 'a bad port in port=',
+    url: 'postgres://h1,h2/app?port=5432,x',
+    message: /bad port "x" in port 2 of port=/,
+  },
   {
     title: 'hosts in the authority and in host=',
     url: 'postgres://h1/app?host=h2',
@@ -207,7 +235,11 @@ const BAD: ReadonlyArray<{ title: string; url: unknown; dialect?: Dialect; messa
     url: 'postgres://app@/app?host=%2Fvar%2Frun%2Fpostgresql,h2',
     message: /host 1 of 2 in host= \("\/var\/run\/postgresql"\) is a Unix-domain socket/,
   },
-  { title: 'hostaddr=', url: 'postgres://h1,h2/app?hostaddr=10.0.0.1,10.0.0.2', message: /hostaddr= is not supported/ },
+  {
+    title: 'hostaddr=',
+    url: 'postgres://h1,h2/app?hostaddr=10.0.0.1,10.0.0.2',
+    message: /hostaddr= is not supported/,
+  },
   {
     title: 'target_session_attrs twice',
     url: 'postgres://h1,h2/app?target_session_attrs=any&target_session_attrs=standby',
@@ -275,7 +307,10 @@ describe('parseMultiHostUrl', () => {
 
   it('every target_session_attrs value is accepted', () => {
     for (const v of ['any', 'read-write', 'primary', 'read-only', 'standby', 'prefer-standby']) {
-      expect(parseMultiHostUrl(`postgres://h1,h2/app?target_session_attrs=${v}`, 'url', 'postgres').targetSessionAttrs).toBe(v)
+      expect(
+        parseMultiHostUrl(`postgres://h1,h2/app?target_session_attrs=${v}`, 'url', 'postgres')
+          .targetSessionAttrs,
+      ).toBe(v)
     }
   })
 
@@ -294,14 +329,22 @@ function seen(fn: () => unknown): string {
   try {
     fn()
   } catch (err) {
-    return [String(err), (err as Error).stack, JSON.stringify(err), inspect(err, { depth: 10, showHidden: true })]
+    return [
+      String(err),
+      (err as Error).stack,
+      JSON.stringify(err),
+      inspect(err, { depth: 10, showHidden: true }),
+    ]
       .join('\n')
       .replace(/:\d+:\d+\)?/g, '') // every frame location, in the stack and in inspect's quoted one
   }
   return '(no error)'
 }
 
-const parse = (url: string, dialect: Dialect = 'postgres') => () => parseMultiHostUrl(url, 'url', dialect)
+const parse =
+  (url: string, dialect: Dialect = 'postgres') =>
+  () =>
+    parseMultiHostUrl(url, 'url', dialect)
 
 /** The errors of a multi-host URL a password can reach, as a function of the password. */
 const SURFACES: Record<string, (p: string) => string> = {
@@ -311,7 +354,8 @@ const SURFACES: Record<string, (p: string) => string> = {
   'a bad port in host 2, as typed': (p) => seen(parse(`postgres://app:${p}@h1,h2:54x2/shop`)),
   'a duplicate host': (p) => seen(parse(`postgres://app:${enc(p)}@h1,h2,h1:5432/shop`)),
   'the other dialect': (p) => seen(parse(`mysql://app:${enc(p)}@h1,h2/shop`)),
-  'a bad target_session_attrs': (p) => seen(parse(`postgres://app:${enc(p)}@h1,h2/shop?target_session_attrs=rw`)),
+  'a bad target_session_attrs': (p) =>
+    seen(parse(`postgres://app:${enc(p)}@h1,h2/shop?target_session_attrs=rw`)),
   'no "@" (user:password taken for host:port)': (p) => seen(parse(`postgres://app:${enc(p)},h2/shop`)),
   'per-host credentials': (p) => seen(parse(`postgres://app:${enc(p)}@h1,app:${enc(p)}@h2/shop`)),
   'an empty host': (p) => seen(parse(`postgres://app:${p}@h1,,h2/shop`)),
@@ -325,7 +369,9 @@ describe('multi-host URL errors: no fragment of a password, on every path', () =
         const out = run(p)
         const bad = leaks(writtenForms(p), out, run(controlOf(p)))
         if (bad.length > 0)
-          found.push(`${JSON.stringify(p)} -> ${JSON.stringify(bad)} in ${JSON.stringify(out.split('\n')[0])}`)
+          found.push(
+            `${JSON.stringify(p)} -> ${JSON.stringify(bad)} in ${JSON.stringify(out.split('\n')[0])}`,
+          )
       }
       expect(found).toEqual([])
     })

@@ -4,7 +4,13 @@ import { describe, quote } from './config-checks.js'
 import type { Dialect } from './driver.js'
 import { DEFAULT_PORTS, expectedUrl, SCHEMES, shown, structureProblem } from './node-url.js'
 import { checkTargetSessionAttrs, type TargetSessionAttrs } from './target-session-attrs.js'
-import { type Fail, parseHostList, parseHostParameter, parsePortParameter, type UrlHost } from './url-host-list.js'
+import {
+  type Fail,
+  parseHostList,
+  parseHostParameter,
+  parsePortParameter,
+  type UrlHost,
+} from './url-host-list.js'
 
 /** One node of a multi-host URL: a name from its host and port, and a single-host URL. */
 export interface MultiHostNode {
@@ -27,7 +33,7 @@ const OWN_PARAMETERS = new Set(['host', 'port', 'target_session_attrs'])
 
 /** libpq parameters a multi-host URL cannot honour, and why. */
 const REFUSED_PARAMETERS: Readonly<Record<string, string>> = {
-  hostaddr: 'hostaddr= is not supported: list the servers\' addresses as the hosts',
+  hostaddr: "hostaddr= is not supported: list the servers' addresses as the hosts",
   load_balance_hosts:
     'load_balance_hosts= is not supported: the router spreads reads over the replicas itself (see the "balancer" option)',
 }
@@ -59,7 +65,7 @@ export function parseMultiHostUrl(value: unknown, path: string, dialect: Dialect
   const scheme = checkScheme(value, path, dialect, expected)
   const info = userInfoOf(value)
   const userInfo = info === undefined ? undefined : value.slice(info.start, info.end)
-  if (userInfo !== undefined && userInfo.includes('@') && userInfo.includes(',')) {
+  if (userInfo?.includes('@') && userInfo.includes(',')) {
     // `u:pw@h1,u:pw@h2`: per-host credentials would be read as one password holding "@h1,u:pw".
     throw new ConfigError(
       path,
@@ -82,9 +88,7 @@ export function parseMultiHostUrl(value: unknown, path: string, dialect: Dialect
   const hosts = hostsOf(authority, parameters, scheme, info === undefined, fail)
   const portParameter = parameters.get('port')
   const ports =
-    portParameter === null
-      ? hosts.map((h) => h.port)
-      : parsePortParameter(portParameter, hosts.length, fail)
+    portParameter === null ? hosts.map((h) => h.port) : parsePortParameter(portParameter, hosts.length, fail)
   if (portParameter !== null && hosts.some((h) => h.port !== undefined)) {
     fail('ports are given both in the host list and in port=: give them in one place')
   }
@@ -110,15 +114,15 @@ export function parseMultiHostUrl(value: unknown, path: string, dialect: Dialect
   })
 }
 
-/** `a postgres:// URL (or postgresql://) listing one or more hosts: postgres://user:password@host1:5432,host2:5432/database`. */
+/** `a postgres:// URL (or postgresql://) listing one or more hosts: postgres://user@host1:5432,host2:5432/database`. */
 export function expectedMultiHost(dialect: Dialect): string {
   return `${expectedUrl(dialect)} listing one or more hosts: ${example(dialect)}`
 }
 
-/** `postgres://user:password@host1:5432,host2:5432/database`. */
+/** `postgres://user@host1:5432,host2:5432/database` (no password: messages are redacted, and it would show as `***`). */
 function example(dialect: Dialect): string {
   const port = DEFAULT_PORTS[dialect]
-  return `${SCHEMES[dialect][0]}//user:password@host1:${port},host2:${port}/database`
+  return `${SCHEMES[dialect][0]}//user@host1:${port},host2:${port}/database`
 }
 
 /** The scheme (`postgres:`), lower-cased; a `ConfigError` when it is not the dialect's. */
@@ -127,7 +131,9 @@ function checkScheme(value: string, path: string, dialect: Dialect, expected: st
   if (scheme !== undefined && SCHEMES[dialect].includes(scheme)) return scheme
   const other = dialect === 'postgres' ? 'mysql' : 'postgres'
   const hint =
-    scheme !== undefined && SCHEMES[other].includes(scheme) ? ` (the driver speaks ${dialect}, not ${other})` : ''
+    scheme !== undefined && SCHEMES[other].includes(scheme)
+      ? ` (the driver speaks ${dialect}, not ${other})`
+      : ''
   const given = userInfoOf(value) === undefined ? JSON.stringify(withoutUserInfo(value)) : quote(value)
   throw new ConfigError(path, `expected ${expected}, got ${given}${hint}`)
 }

@@ -80,7 +80,10 @@ export function parseHostParameter(list: string, scheme: string, fail: Fail): Ur
     }
     const bare = /^\[(.*)\]$/.exec(entry)?.[1] ?? entry
     if (bare.includes(':')) {
-      return { host: ipv6(bare, scheme, () => fail(`${which} (${shown}) is not a valid IPv6 address`)), port: undefined }
+      return {
+        host: ipv6(bare, scheme, () => fail(`${which} (${shown}) is not a valid IPv6 address`)),
+        port: undefined,
+      }
     }
     checkHostName(bare, `${which} (${shown})`, fail)
     return { host: bare.toLowerCase(), port: undefined }
