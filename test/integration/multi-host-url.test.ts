@@ -176,7 +176,9 @@ describe.each(dialects)('multi-host url ($name)', (d: DialectCase) => {
         expect(await router.primary(() => clientNode(pool))).toBe('primary')
         expect(await router.readOnly(() => poolNode(pool))).toMatch(/^replica/)
         // A session scope alone routes nothing: the default applies inside it too.
-        expect(await router.session(() => poolNode(pool))).toMatch(role === 'primary' ? /^primary$/ : /^replica/)
+        expect(await router.session(() => poolNode(pool))).toMatch(
+          role === 'primary' ? /^primary$/ : /^replica/,
+        )
         // router.query is not affected: unscoped statements go to the primary.
         const { rows } = await router.query<{ port: number }>(d.whoAmI)
         expect(who(rows[0]?.port)).toBe('primary')
@@ -234,7 +236,11 @@ describe.each(dialects)('multi-host url ($name)', (d: DialectCase) => {
       expect(changes).toEqual([{ cluster: 'default', from: undefined, to: nameOf.primary }])
       expect(await poolNode(pool)).toBe('primary')
       await cluster.kill('primary')
-      await waitFor(() => stateOf(router, nameOf.primary as string) === 'down', LIVENESS_MS, 'old primary down')
+      await waitFor(
+        () => stateOf(router, nameOf.primary as string) === 'down',
+        LIVENESS_MS,
+        'old primary down',
+      )
       await cluster.promote('replica1')
       await waitFor(() => changes.length === 2, LIVENESS_MS, 'primary:changed')
       expect(changes[1]).toMatchObject({ from: nameOf.primary, to: nameOf.replica1 })
