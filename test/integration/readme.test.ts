@@ -106,41 +106,6 @@ describe('README quick start (PostgreSQL), as written', () => {
   })
 })
 
-describe('README multi-host URLs, as written', () => {
-  let cluster: PgCluster
-
-  beforeAll(async () => {
-    cluster = await startPgCluster({ replicas: 2 })
-    await cluster.query('primary', 'CREATE TABLE users (id serial PRIMARY KEY, name text)')
-    await cluster.query('primary', "INSERT INTO users (name) VALUES ('bob')")
-    await cluster.waitForReplication()
-  })
-
-  afterAll(async () => {
-    await cluster?.stop()
-  })
-
-  it('runs and does what it says: nodes named host:port, pool reads read-only, pool writes refused, explicit scopes win', async () => {
-    // The URL the snippet's comment shows, with the test cluster's servers, replicas listed first.
-    const u = new URL(cluster.primary.url)
-    const hosts = [cluster.replicas[0]!, cluster.primary, cluster.replicas[1]!].map(
-      (n) => `127.0.0.1:${n.port}`,
-    )
-    const url = `${u.protocol}//${u.username}:${u.password}@${hosts.join(',')}${u.pathname}?target_session_attrs=read-only`
-    const r = run('multi-host-urls', codeAfter('Multi-host URLs'), { DATABASE_URL: url })
-    expect(r.out).not.toMatch(/Error/)
-    expect(r.status).toBe(0)
-    expect(r.out.split('\n').slice(0, 4)).toEqual([
-      `primary is now ${hosts[1]} (was undefined)`,
-      `[ '${hosts[0]}', '${hosts[1]}', '${hosts[2]}' ]`,
-      'on',
-      'ROUTEMATE_READ_ONLY_VIOLATION',
-    ])
-    // The pool's DELETE FROM users was refused; the one in router.primary ran.
-    expect(await cluster.query('primary', 'SELECT name FROM users ORDER BY id')).toEqual([{ name: 'ada' }])
-  })
-})
-
 describe('README quick start (MySQL / MariaDB), as written', () => {
   let cluster: MariaDbCluster
 
