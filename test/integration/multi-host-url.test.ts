@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: a URL with a ${DB_PASSWORD} reference
 /**
  * Multi-host URLs on real replicated clusters, both dialects: one libpq-style URL listing the
  * primary and the replicas in any order becomes nodes whose roles the probes discover (writes to
@@ -6,6 +7,7 @@
  * after the primary is killed gets the writes. Where a statement landed is read from the server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runCli } from '../../src/cli/run-cli.js'
 import {
   createRouter,
   NoHealthyReplicaError,
@@ -223,6 +225,41 @@ describe.each(dialects)('multi-host url ($name)', (d: DialectCase) => {
     } finally {
       await Promise.all(routers.map((r) => r.close()))
     }
+  })
+
+  it('routemate check and status take the multi-host URL in place of a config file (${VAR} from the environment)', async () => {
+    const u = new URL(cluster.primary.url)
+    const password = decodeURIComponent(u.password)
+    // Single-quoted on a shell: the password stays out of the process list.
+    const arg = urlOf(['replica2', 'replica1', 'primary']).replace(`:${u.password}@`, ':${DB_PASSWORD}@')
+    const cli = async (argv: string[]) => {
+      let out = ''
+      const code = await runCli(argv, {
+        stdout: { write: (t: string) => (out += t) },
+        stderr: { write: (t: string) => (out += t) },
+        isTTY: false,
+        env: { DB_PASSWORD: password },
+      })
+      return { code, out }
+    }
+    const check = await cli(['check', arg])
+    expect(check).toEqual({
+      code: 0,
+      out: `✓ ${arg.replace('${DB_PASSWORD}', '***')} is valid: 3 nodes, roles discovered (${d.name === 'postgres' ? 'postgres' : 'mysql'})\n`,
+    })
+    const status = await cli(['status', arg, '--json', '--timeout', '5000'])
+    expect(status.code).toBe(0)
+    expect(status.out).not.toContain(password)
+    const report = JSON.parse(status.out) as {
+      ok: boolean
+      nodes: Array<{ name: string; expectedRole: string; actualRole: string; state: string }>
+    }
+    expect(report.ok).toBe(true)
+    expect(report.nodes.map((n) => [n.name, n.expectedRole, n.actualRole, n.state])).toEqual([
+      [nameOf.replica2, 'any', 'replica', 'up'],
+      [nameOf.replica1, 'any', 'replica', 'up'],
+      [nameOf.primary, 'any', 'primary', 'up'],
+    ])
   })
 
   // Last: the promotion changes the cluster for good.
