@@ -66,7 +66,7 @@ describe('runCli', () => {
       code: 2,
       stdout: '',
       stderr:
-        'routemate: unknown command "stauts" (did you mean "status"?); commands: check, status, demo\nRun "routemate --help" for usage.\n',
+        'routemate: unknown command "stauts" (did you mean "status"?); commands: check, status, cluster, demo\nRun "routemate --help" for usage.\n',
     })
     const badOption = await run(['status', '--jsn'])
     expect(badOption.code).toBe(2)
