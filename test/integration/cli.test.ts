@@ -497,7 +497,7 @@ describe('routemate cluster (built executable)', () => {
 
 /** A fresh TMPDIR for a cluster's data dir, traversable by the servers' OS user. */
 function tmpBase(): string {
-  const base = tmpBase()
+  const base = mkdtempSync(join(tmpdir(), 'routemate-cluster-cmd-'))
   chmodSync(base, 0o755)
   return base
 }
