@@ -501,3 +501,16 @@ function tmpBase(): string {
   chmodSync(base, 0o755)
   return base
 }
+
+describe('routemate check: a bad port', () => {
+  it('is named as a bad port, not as a wrong scheme (both drivers)', async () => {
+    writeFileSync(join(dir, 'port.yaml'), 'driver: pg\nprimary: postgres://h:99999/db\n')
+    writeFileSync(join(dir, 'port-my.yaml'), 'driver: mysql2\nprimary: mysql://app:pw@h:99999/db\n')
+    expect((await run(['check', 'port.yaml'])).stderr).toBe(
+      '✗ port.yaml:2:10 primary: bad port "99999" in "postgres://h:99999/db": expected a number from 0 to 65535\n',
+    )
+    expect((await run(['check', 'port-my.yaml'])).stderr).toBe(
+      '✗ port-my.yaml:2:10 primary: bad port "99999" in "mysql://***@h:99999/db": expected a number from 0 to 65535\n',
+    )
+  })
+})

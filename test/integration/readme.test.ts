@@ -79,6 +79,37 @@ describe('README doc-tests', () => {
     expect(blockHandlingProblems(blocks).join('\n')).toBe('')
   })
 
+  it('a block without handling fails, named by line, heading and first line', () => {
+    const md = [
+      '## New section',
+      '',
+      '```ts',
+      'await router.query(1)',
+      '```',
+      '',
+      '<!-- doctest: typecheck-only -->',
+      '```ts',
+      'x()',
+      '```',
+      '',
+      '```',
+      'output',
+      '```',
+      '<!-- doctest: run=pg prelude=nope -->',
+      '```ts',
+      'y()',
+      '```',
+    ].join('\n')
+    const problems = blockHandlingProblems(readmeBlocks(md))
+    expect(problems).toHaveLength(4)
+    expect(problems[0]).toMatch(
+      /^README\.md:4 \(## New section, block 1: await router\.query\(1\)\): a ```ts block with no doc-test handling: put a marker/,
+    )
+    expect(problems[1]).toMatch(/block 2: x\(\)\): bad doctest marker: typecheck-only needs a reason/)
+    expect(problems[2]).toMatch(/block 3: output\): an output block with no doc-test handling/)
+    expect(problems[3]).toMatch(/block 4: y\(\)\): unknown prelude "nope"/)
+  })
+
   it('every TypeScript block type-checks under tsc --strict (ESM, NodeNext) against the packed package', () => {
     const messages = typeErrors.map((e) => {
       const c = typed.find((t) => t.file.name === e.file)
