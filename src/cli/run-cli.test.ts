@@ -43,7 +43,7 @@ describe('runCli', () => {
     expect(main.stdout).toContain('Usage: routemate <command> [options]')
     expect(main.stdout).toMatch(/\n {2}help \[command\] +show help/)
     expect(await run(['help'])).toEqual(main)
-    for (const cmd of ['check', 'status', 'demo']) {
+    for (const cmd of ['check', 'status', 'cluster', 'demo']) {
       const r = await run([cmd, '--help'])
       expect(r.code).toBe(0)
       expect(r.stdout).toContain(`Usage: routemate ${cmd}`)
@@ -66,7 +66,7 @@ describe('runCli', () => {
       code: 2,
       stdout: '',
       stderr:
-        'routemate: unknown command "stauts" (did you mean "status"?); commands: check, status, demo\nRun "routemate --help" for usage.\n',
+        'routemate: unknown command "stauts" (did you mean "status"?); commands: check, status, cluster, demo\nRun "routemate --help" for usage.\n',
     })
     const badOption = await run(['status', '--jsn'])
     expect(badOption.code).toBe(2)
@@ -81,6 +81,15 @@ describe('runCli', () => {
       'routemate: --timeout: expected whole milliseconds from 1 to 600000, got "soon"',
     ])
     expect((await run(['demo', '--seconds', '1'])).code).toBe(2)
+    // cluster: nothing is started for a bad command line.
+    const usage = async (argv: string[]) => (await run(argv)).stderr.split('\n')[0]
+    expect(await usage(['cluster', 'mysql'])).toBe('routemate: expected pg or mariadb, got "mysql"')
+    expect(await usage(['cluster', '--replicas', 'two'])).toBe(
+      'routemate: --replicas: expected a whole number, got "two"',
+    )
+    expect(await usage(['cluster', 'pg', '--'])).toBe('routemate: expected a command after "--"')
+    expect(await usage(['cluster', 'pg', 'mariadb'])).toBe('routemate: unexpected argument: mariadb')
+    expect((await run(['cluster', '--sql'])).code).toBe(2)
   })
 
   it('check: a valid file', async () => {

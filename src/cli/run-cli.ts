@@ -2,6 +2,7 @@ import { didYouMean } from '../router/config-checks.js'
 import { redactUrl } from '../util/redact.js'
 import { type Ansi, ansi, useColor } from './ansi.js'
 import { checkCommand } from './check-command.js'
+import { clusterCommand } from './cluster-command.js'
 import type { CliIo } from './cli-io.js'
 import { demoCommand } from './demo-command.js'
 import { COMMAND_HELP, MAIN_HELP } from './help-text.js'
@@ -16,6 +17,7 @@ type Command = (args: readonly string[], io: CliIo, c: Ansi, help: string) => Pr
 const COMMANDS: Readonly<Record<string, Command>> = {
   check: checkCommand,
   status: statusCommand,
+  cluster: clusterCommand,
   demo: demoCommand,
 }
 

@@ -2,6 +2,7 @@ import type { HealthCheckConfig, RouterOptions } from '../router/options.js'
 import { createRouter, type Router } from '../router/router.js'
 import { redactSecrets, redactUrl } from '../util/redact.js'
 import type { Ansi } from './ansi.js'
+import { awaitKnownLag } from './await-known-lag.js'
 import { errorText, failureText, problemLines } from './check-command.js'
 import type { CliIo } from './cli-io.js'
 import { type CliConfig, loadCliConfig } from './load-cli-config.js'
@@ -52,8 +53,12 @@ export async function statusCommand(
   const nodes = loaded.resolved.clusters.reduce((n, cl) => n + cl.replicas.length + (cl.primary ? 1 : 0), 0)
   const stop = json ? () => {} : startSpinner(io, c, `probing ${nodes} nodes...`)
   try {
-    router = createRouter(probeOptions(loaded.options, timeoutMs))
+    const options = probeOptions(loaded.options, timeoutMs)
+    router = createRouter(options)
     await router.ready()
+    const hc = options.healthCheck as HealthCheckConfig
+    const fileHc = loaded.resolved.healthCheck
+    await awaitKnownLag(router, (hc.intervalMs ?? fileHc.intervalMs) + (hc.timeoutMs ?? fileHc.timeoutMs))
     stats = router.stats()
   } catch (err) {
     stop()

@@ -21,7 +21,11 @@ export interface StatusNode {
   readonly unusableReason: string | null
   /** Duration of the probe, ms. */
   readonly latencyMs: number | null
-  /** Replication lag, ms (replicas, when measured). */
+  /**
+   * Replication lag, ms: how far the replica's replay is behind its primary's position (0: caught
+   * up). `null` for a primary, and for a replica whose lag cannot be known (it or its primary is
+   * down, or no position could be read).
+   */
   readonly lagMs: number | null
   /** The probe's failure, password redacted. */
   readonly error: string | null

@@ -1,12 +1,23 @@
 /**
  * The `routemate` CLI against real clusters: `status` in-process through `runCli` (all up, a
- * replica killed, the primary killed, --json, colours, passwords), one `status` on MariaDB, one
- * smoke test of the built executable `dist/cli/main.js`, and its `check` of hostile and invalid
- * files (every error, with lines).
+ * replica killed, the primary killed, --json, colours, passwords, the lag column's one meaning),
+ * one `status` on MariaDB, one smoke test of the built executable `dist/cli/main.js`, its `check`
+ * of hostile and invalid files (every error, with lines), `cluster` without a command (Ctrl-C)
+ * and with failing SQL, and the README's CLI samples (`<!-- doctest: cli=NAME -->`) against real
+ * output.
  */
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: config texts with ${ENV} references
-import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -18,6 +29,9 @@ import {
   startMariaDbCluster,
   startPgCluster,
 } from '../../src/testing/index.js'
+import { waitFor } from './support/dialects.js'
+import { readmeBlocks, readmeText } from './support/readme-blocks.js'
+import { cliBlock, cliSample, normaliseStatus } from './support/readme-cli-samples.js'
 
 const PG_SECRET = 'app-secret' // startPgCluster's default password of `app`
 const WRONG = 'Wr0ng-pa55word'
@@ -40,7 +54,10 @@ function config(name: string, driver: string, primary: string, replicas: string[
   return name
 }
 
-async function run(argv: string[], opts: { isTTY?: boolean; env?: Record<string, string> } = {}) {
+async function run(
+  argv: readonly string[],
+  opts: { isTTY?: boolean; env?: Record<string, string>; cwd?: string } = {},
+) {
   let stdout = ''
   let stderr = ''
   const code = await runCli(argv, {
@@ -48,9 +65,26 @@ async function run(argv: string[], opts: { isTTY?: boolean; env?: Record<string,
     stderr: { write: (s: string) => (stderr += s) },
     isTTY: opts.isTTY ?? false,
     env: opts.env ?? {},
-    cwd: dir,
+    cwd: opts.cwd ?? dir,
   })
   return { code, stdout, stderr, all: `${stdout}\n${stderr}` }
+}
+
+const MAIN = resolve(__dirname, '../../dist/cli/main.js')
+
+/** A folder of `dir` holding `routemate.config.yaml` with `text`, for commands run without a file name. */
+function folderWithConfig(name: string, text: string): string {
+  const folder = join(dir, name)
+  mkdirSync(folder, { recursive: true })
+  writeFileSync(join(folder, 'routemate.config.yaml'), text)
+  return folder
+}
+
+/** The README's YAML sample (the config-file section's first block). */
+function readmeYaml(): string {
+  const yaml = readmeBlocks().find((b) => b.lang === 'yaml')
+  expect(yaml, 'a yaml block in the README').toBeDefined()
+  return yaml!.code
 }
 
 /** The table's rows by node name: [shard, node, expected, actual, state, latency, lag, note]. */
@@ -101,6 +135,18 @@ describe('routemate status (postgres)', () => {
     for (const cells of table.values()) expect(cells[5]).toMatch(/^\d+$/) // probe latency
     expect(r.stdout).toContain('✓ all 3 nodes up')
     expect(r.all).not.toContain(PG_SECRET)
+  })
+
+  it('lag has one meaning: a number for every replica up (its primary up), "-" / null for the primary, on every run', async () => {
+    for (let i = 0; i < 3; i++) {
+      const table = rows((await run(['status', file], { env })).stdout)
+      expect(table.get('primary')?.[6]).toBe('-')
+      expect(table.get('replica1')?.[6]).toMatch(/^\d+$/)
+      expect(table.get('replica2')?.[6]).toMatch(/^\d+$/)
+      const json = JSON.parse((await run(['status', file, '--json'], { env })).stdout) as StatusReport
+      expect(json.nodes.map((n) => typeof n.lagMs)).toEqual(['object', 'number', 'number'])
+      expect(json.nodes[0]?.lagMs).toBeNull()
+    }
   })
 
   it('--json: a parseable, stable document', async () => {
@@ -215,6 +261,18 @@ describe('routemate status (postgres)', () => {
     expect(r.stdout).toContain('! replica "replica2" is down: ')
     expect(r.stdout).toContain('✓ every primary is up (2 of 3 nodes up, 1 warning)')
     expect(r.all).not.toContain(PG_SECRET)
+    expect(table.get('replica2')?.[6], 'the lag of a replica down is unknown').toBe('-')
+    expect(table.get('replica1')?.[6]).toMatch(/^\d+$/)
+  })
+
+  it('README: the status sample (cli=status) is the real output, ports, latencies and lags aside', async () => {
+    const sample = cliSample('status')
+    const cwd = folderWithConfig('readme-status', readFileSync(join(dir, file), 'utf8'))
+    const r = await run(sample.argv, { env, cwd })
+    expect(r.code).toBe(0)
+    expect(normaliseStatus(r.stdout.replace(/\n$/, '').split('\n')), sample.where).toEqual(
+      normaliseStatus(sample.output),
+    )
   })
 
   it('the primary killed: exit 1', async () => {
@@ -317,5 +375,142 @@ describe('routemate check (built executable)', () => {
       '',
     ])
     for (const r of [hostile, invalid]) expect(`${r.stdout}${r.stderr}`).not.toContain(WRONG)
+  })
+})
+
+describe('the README CLI samples (built executable)', () => {
+  const check = (cwd: string, env: Record<string, string> = {}) =>
+    spawnSync(process.execPath, [MAIN, 'check'], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+
+  it('cli=commands: what `check` prints for the README config sample', () => {
+    const { where, code } = cliBlock('commands')
+    const said = /^npx routemate check +# (.*)$/m.exec(code)
+    expect(said, `${where}: a "npx routemate check  # output" line`).not.toBeNull()
+    const r = check(folderWithConfig('readme-ok', readmeYaml()), { DB_PASSWORD: 'x' })
+    expect(r.status).toBe(0)
+    expect(r.stdout, where).toBe(`${said![1]}\n`)
+  })
+
+  it("the README's example of a config-file error message is a real one", () => {
+    const quoted = /`(routemate\.config\.yaml:\d+:\d+ [^`]*environment variable[^`]*)`/.exec(readmeText())
+    expect(quoted, 'the README quotes an unset-variable message').not.toBeNull()
+    const r = check(folderWithConfig('readme-unset', readmeYaml()))
+    expect(r.status).toBe(1)
+    const lines = r.stderr.split('\n').map((l) => l.replace(/^✗ /, ''))
+    expect(
+      lines.some((l) => l.startsWith(quoted![1]!)),
+      `${quoted![1]} in\n${r.stderr}`,
+    ).toBe(true)
+  })
+
+  it('cli=check-errors: every error of a bad file, exactly as the README shows them', () => {
+    const sample = cliSample('check-errors')
+    expect(sample.argv).toEqual(['check'])
+    const cwd = folderWithConfig(
+      'readme-errors',
+      [
+        'driver: pg',
+        'primary: mysql://app:secret@db1/app',
+        'replicas:',
+        '  - postgres://app:${DB_PASSWORD}@db2/app',
+        '  - postgres://app@db3/app',
+        'maxReplicationLagMs: soon',
+        '',
+      ].join('\n'),
+    )
+    const r = check(cwd)
+    expect(r.status).toBe(1)
+    expect(r.stdout).toBe('')
+    expect(r.stderr.replace(/\n$/, '').split('\n'), sample.where).toEqual(sample.output)
+  })
+})
+
+describe('routemate cluster (built executable)', () => {
+  it('without a command: prints the URLs, keeps the cluster until SIGINT, then stops it and deletes its data', async () => {
+    const base = tmpBase()
+    const child = spawn(
+      process.execPath,
+      [
+        MAIN,
+        'cluster',
+        'pg',
+        '--replicas',
+        '0',
+        '--sql',
+        'CREATE TABLE t (id int); INSERT INTO t VALUES (7)',
+      ],
+      {
+        cwd: dir,
+        env: { ...process.env, TMPDIR: base },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s))
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s))
+    const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)))
+    try {
+      await waitFor(() => stderr.includes('Ctrl-C') || child.exitCode !== null, 60_000, 'the cluster started')
+      expect(stderr).toContain('Ctrl-C')
+      const url = /^export DATABASE_URL='(postgres:\/\/[^']+)'$/m.exec(stdout)?.[1]
+      expect(url, stdout).toBeDefined()
+      expect(stdout).toMatch(/^export REPLICA_URLS=''$/m)
+      expect(stderr).toContain('2 SQL statements run')
+      const pg = (await import('pg')).default
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      expect((await client.query('SELECT id FROM t')).rows).toEqual([{ id: 7 }])
+      await client.end()
+      expect(readdirSync(base).length).toBeGreaterThan(0)
+      child.kill('SIGINT')
+      expect(await exited).toBe(0)
+      expect(readdirSync(base)).toEqual([]) // the cluster's data is gone
+    } finally {
+      child.kill('SIGKILL')
+      rmSync(base, { recursive: true, force: true })
+    }
+  })
+
+  it('a failing statement: exit 1 naming it, the cluster stopped, the command never run', () => {
+    const base = tmpBase()
+    try {
+      const r = spawnSync(
+        process.execPath,
+        [MAIN, 'cluster', '--replicas', '0', '--sql', 'SELEC 1', '--', 'node', '-e', 'console.log("ran")'],
+        { cwd: dir, env: { ...process.env, TMPDIR: base }, encoding: 'utf8', timeout: 120_000 },
+      )
+      expect(r.status, r.stderr).toBe(1)
+      expect(r.stderr).toContain('✗ --sql "SELEC 1": syntax error')
+      expect(r.stdout).not.toContain('ran')
+      expect(readdirSync(base)).toEqual([])
+    } finally {
+      rmSync(base, { recursive: true, force: true })
+    }
+  })
+})
+
+/** A fresh TMPDIR for a cluster's data dir, traversable by the servers' OS user. */
+function tmpBase(): string {
+  const base = mkdtempSync(join(tmpdir(), 'routemate-cluster-cmd-'))
+  chmodSync(base, 0o755)
+  return base
+}
+
+describe('routemate check: a bad port', () => {
+  it('is named as a bad port, not as a wrong scheme (both drivers)', async () => {
+    writeFileSync(join(dir, 'port.yaml'), 'driver: pg\nprimary: postgres://h:99999/db\n')
+    writeFileSync(join(dir, 'port-my.yaml'), 'driver: mysql2\nprimary: mysql://app:pw@h:99999/db\n')
+    expect((await run(['check', 'port.yaml'])).stderr).toBe(
+      '✗ port.yaml:2:10 primary: bad port "99999" in "postgres://h:99999/db": expected a number from 0 to 65535\n',
+    )
+    expect((await run(['check', 'port-my.yaml'])).stderr).toBe(
+      '✗ port-my.yaml:2:10 primary: bad port "99999" in "mysql://***@h:99999/db": expected a number from 0 to 65535\n',
+    )
   })
 })
