@@ -29,7 +29,8 @@ import {
   waitFor,
 } from './support/dialects.js'
 
-const HC = { intervalMs: 300, timeoutMs: 200, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 600 }
+/** Probes with room for a loaded machine: a slow probe must not mark a node down mid-test. */
+const HC = { intervalMs: 1000, timeoutMs: 800, failureThreshold: 3, successThreshold: 1, maxBackoffMs: 2000 }
 const TABLE = 'mh_items'
 /** `ready()` also waits (liveness only) until a probe found the primary: a first probe may time out on a loaded machine. */
 const PRIMARY_FOUND = { timeoutMs: LIVENESS_MS }
@@ -89,7 +90,7 @@ describe.each(dialects)('multi-host url ($name)', (d: DialectCase) => {
     cluster = (await d.start(2)) as typeof cluster
     who = nodeByPort(cluster)
     for (const n of [cluster.primary, ...cluster.replicas]) nameOf[n.name] = `127.0.0.1:${n.port}`
-    setup = testRouter(d, cluster)
+    setup = testRouter(d, cluster, { healthCheck: false }) // fixtures and row counts on the primary, no probes to time out
     await setup.ready()
     for (const sql of d.setup(TABLE)) await setup.query(sql)
     await cluster.waitForReplication()
