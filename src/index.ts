@@ -98,6 +98,7 @@ export {
 } from './router/router.js'
 export type { QueryListener, QueryObservation } from './router/router-node.js'
 export { isEvidentWrite } from './router/sql-guard.js'
+export type { TargetSessionAttrs } from './router/target-session-attrs.js'
 export type { Statement } from './router/statement.js'
 export type { ClusterStats, NodeStats, RouterStats } from './router/stats.js'
 export type { DrainOptions } from './router/topology.js'

@@ -1,12 +1,13 @@
 import { ConfigFileError } from '../config-file/config-file-error.js'
-import { loadConfigFile } from '../config-file/load-config.js'
 import type { ResolvedConfig } from '../router/resolved-config.js'
 import type { Ansi } from './ansi.js'
 import type { CliIo } from './cli-io.js'
+import { type CliConfig, loadCliConfig } from './load-cli-config.js'
 import { parseCommandArgs } from './parse-command-args.js'
 
 /**
- * `routemate check [config]`: loads and validates the file; prints
+ * `routemate check [config]`: loads and validates the file (or a connection URL, see
+ * `loadCliConfig`); prints
  * `✓ routemate.config.yaml is valid: 2 shards, 6 nodes (postgres)`, or every problem of the file
  * (`✗ routemate.config.yaml:4:12 primary.url: ...`, one line each, in file order, then
  * `routemate.config.yaml: 3 errors` when there are several). Exit 0 or 1.
@@ -22,9 +23,9 @@ export async function checkCommand(
     io.stdout.write(help)
     return 0
   }
-  let loaded: Awaited<ReturnType<typeof loadConfigFile>>
+  let loaded: CliConfig
   try {
-    loaded = await loadConfigFile(positionals[0], { env: io.env, cwd: io.cwd ?? process.cwd() })
+    loaded = await loadCliConfig(positionals[0], { env: io.env, cwd: io.cwd ?? process.cwd() })
   } catch (err) {
     io.stderr.write(failureText(err, c))
     return 1

@@ -4,7 +4,7 @@ export const MAIN_HELP = `routemate: a database read/write router for Node.js
 Usage: routemate <command> [options]
 
 Commands:
-  check [config]     load and validate a config file
+  check [config]     load and validate a config file (or a URL)
   status [config]    probe every node once: role, state, latency, lag
   cluster [pg|mariadb] [-- command]
                      a throwaway local primary + replicas to try things on
@@ -16,25 +16,30 @@ Options:
   -v, --version      print the version
 
 [config] defaults to $ROUTEMATE_CONFIG, else the first of ./routemate.config.yaml,
-./routemate.config.yml and ./routemate.config.json. Colours only on a terminal;
-NO_COLOR turns them off, FORCE_COLOR on.
+./routemate.config.yml and ./routemate.config.json. A postgres://, mysql:// or
+mariadb:// URL may stand for the file: one host, or several (libpq's multi-host
+syntax, roles discovered), e.g. 'postgres://app:\${DB_PASSWORD}@db1,db2/app';
+\${VAR} reads the environment, so single quotes keep the password out of the
+process list. Colours only on a terminal; NO_COLOR turns them off, FORCE_COLOR on.
 `
 
 /** Help of each command. */
 export const COMMAND_HELP: Readonly<Record<string, string>> = {
-  check: `Usage: routemate check [config]
+  check: `Usage: routemate check [config | url]
 
 Loads the config file and validates it exactly as createRouter would, without
 connecting to anything. \${VAR} and \${VAR:-default} read the environment.
+A URL (one host or a multi-host list) is checked as createRouter({ driver, url }).
 
 Exit status: 0 valid, 1 invalid (the message names the file, line and option),
 2 usage error.
 `,
-  status: `Usage: routemate status [config] [--json] [--timeout ms]
+  status: `Usage: routemate status [config | url] [--json] [--timeout ms]
 
 Creates a router from the config file, probes every node once (with the file's
 healthCheck settings; one failed probe counts as down), prints a table and
-closes the router.
+closes the router. A URL (one host or a multi-host list: roles discovered)
+stands for a file holding only that url.
 
 Options:
   --json          print a JSON document instead of the table

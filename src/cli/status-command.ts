@@ -1,4 +1,3 @@
-import { loadConfigFile } from '../config-file/load-config.js'
 import type { HealthCheckConfig, RouterOptions } from '../router/options.js'
 import { createRouter, type Router } from '../router/router.js'
 import { redactSecrets, redactUrl } from '../util/redact.js'
@@ -6,6 +5,7 @@ import type { Ansi } from './ansi.js'
 import { awaitKnownLag } from './await-known-lag.js'
 import { errorText, failureText, problemLines } from './check-command.js'
 import type { CliIo } from './cli-io.js'
+import { type CliConfig, loadCliConfig } from './load-cli-config.js'
 import { parseCommandArgs } from './parse-command-args.js'
 import { startSpinner } from './spinner.js'
 import { buildStatusReport } from './status-report.js'
@@ -34,9 +34,9 @@ export async function statusCommand(
   }
   const json = values.json === true
   const timeoutMs = parseTimeout(values.timeout)
-  let loaded: Awaited<ReturnType<typeof loadConfigFile>>
+  let loaded: CliConfig
   try {
-    loaded = await loadConfigFile(positionals[0], { env: io.env, cwd: io.cwd ?? process.cwd() })
+    loaded = await loadCliConfig(positionals[0], { env: io.env, cwd: io.cwd ?? process.cwd() })
   } catch (err) {
     if (json) {
       const errors = problemLines(err)

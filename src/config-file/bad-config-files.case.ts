@@ -34,7 +34,7 @@ export const BAD_FILES: readonly BadFile[] = [
     name: 'routemate.config.yaml',
     text: `driver: pg\nprimary: ${PG}\nreplica:\n  - ${PG2}\n`,
     message:
-      'routemate.config.yaml:3:1 replica: unknown option "replica" (did you mean "replicas"?); expected one of: driver, primary, replicas, nodes, shards, sharding, balancer, healthCheck, maxReplicationLagMs, fallbackToPrimary, readYourWrites, tokens, retryReads, classify, queryTimeoutMs, connectTimeoutMs, pool',
+      'routemate.config.yaml:3:1 replica: unknown option "replica" (did you mean "replicas"?); expected one of: driver, primary, replicas, nodes, url, shards, sharding, balancer, healthCheck, maxReplicationLagMs, fallbackToPrimary, readYourWrites, tokens, retryReads, classify, queryTimeoutMs, connectTimeoutMs, pool',
   },
   {
     title: 'an unknown node key, with did-you-mean',
@@ -269,10 +269,34 @@ export const BAD_FILES: readonly BadFile[] = [
       'routemate.config.json:1:1 expected a mapping of router options (driver, primary, ...) at the top level, got a string',
   },
   {
+    title: 'a multi-host url with a bad port (password redacted)',
+    name: 'routemate.config.yaml',
+    text: `driver: pg\nurl: postgres://app:${SECRET}@db1:5432,db2:54x2/app?target_session_attrs=read-only\nmaxReplicationLagMs: -1\n`,
+    message:
+      'routemate.config.yaml: 2 errors\n' +
+      '  routemate.config.yaml:2:6 url: bad port "54x2" in host 2 of 2 ("db2:54x2"): expected a number from 1 to 65535; a multi-host URL reads postgres://user@host1:5432,host2:5432/database\n' +
+      '  routemate.config.yaml:3:22 maxReplicationLagMs: expected a number >= 0, got -1',
+  },
+  {
+    title: 'a multi-host url with an unknown target_session_attrs',
+    name: 'routemate.config.yaml',
+    text: `driver: mysql2\nurl: "mariadb://app:\${DB_PASSWORD}@m1,m2/shop?target_session_attrs=readonly"\n`,
+    env: { DB_PASSWORD: SECRET },
+    message:
+      'routemate.config.yaml:2:6 url: target_session_attrs: expected one of "any", "read-write", "read-only", "primary", "standby", "prefer-standby", got "readonly" (did you mean "read-only"?)',
+  },
+  {
+    title: 'url and primary together',
+    name: 'routemate.config.yaml',
+    text: `driver: pg\nurl: postgres://app:${SECRET}@db1,db2/app\nprimary: ${PG}\n`,
+    message:
+      'routemate.config.yaml:3:10 primary: not allowed with "url": give either url (every host of a multi-host URL, roles discovered by the probes) or primary and replicas, or nodes',
+  },
+  {
     title: 'a __proto__ key',
     name: 'routemate.config.json',
     text: `{"driver": "pg", "primary": "${PG}", "__proto__": {"x": 1}}\n`,
     message:
-      'routemate.config.json:1:72 __proto__: unknown option "__proto__"; expected one of: driver, primary, replicas, nodes, shards, sharding, balancer, healthCheck, maxReplicationLagMs, fallbackToPrimary, readYourWrites, tokens, retryReads, classify, queryTimeoutMs, connectTimeoutMs, pool',
+      'routemate.config.json:1:72 __proto__: unknown option "__proto__"; expected one of: driver, primary, replicas, nodes, url, shards, sharding, balancer, healthCheck, maxReplicationLagMs, fallbackToPrimary, readYourWrites, tokens, retryReads, classify, queryTimeoutMs, connectTimeoutMs, pool',
   },
 ]

@@ -203,6 +203,9 @@ class WorkingCopy {
       ;(container as PlainObject)[key as string] = this.#placeholder({ primary: this.#url() })
     } else if (key === 'nodes' && isPlainObject(container)) {
       container[key] = this.#placeholder([this.#url()])
+    } else if (container === this.root && key === 'url' && this.root.shards === undefined) {
+      // The cluster's only node list: a placeholder keeps "primary: required" from following.
+      container.url = this.#url()
     } else if (container === this.root && key === 'sharding' && this.root.shards !== undefined) {
       this.root.sharding = this.#placeholder({ strategy: 'hash' })
     } else if (Array.isArray(container)) {

@@ -184,6 +184,26 @@ describe('loadConfig: good files', () => {
     expect(loaded.resolved.clusters[0]?.primary?.pool).toEqual({ connectionLimit: 5 })
   })
 
+  it('reads a multi-host url (roles discovered, target_session_attrs kept), its password a secret', async () => {
+    const cwd = dirWith({
+      'routemate.config.yaml': [
+        'driver: pg',
+        'url: postgres://app:${DB_PASSWORD}@db1:5432,db2,[::1]:5433/app?target_session_attrs=prefer-standby',
+        'pool: { max: 4 }',
+      ].join('\n'),
+    })
+    const loaded = await loadConfigFile(undefined, { env: { DB_PASSWORD: SECRET }, cwd })
+    const [cluster] = loaded.resolved.clusters
+    expect(cluster?.discovery).toBe(true)
+    expect(cluster?.replicas.map((n) => [n.name, n.pool])).toEqual([
+      ['db1:5432', { max: 4 }],
+      ['db2:5432', { max: 4 }],
+      ['[::1]:5433', { max: 4 }],
+    ])
+    expect(loaded.resolved.targetSessionAttrs).toBe('prefer-standby')
+    expect(loaded.secrets).toContain(SECRET)
+  })
+
   it('keeps big integers of range bounds exact', async () => {
     const cwd = dirWith({
       'routemate.config.yaml': [

@@ -87,6 +87,7 @@ describe('resolveConfig: valid options', () => {
       sharded: false,
       sharding: undefined,
       classify: undefined,
+      targetSessionAttrs: undefined,
       healthCheck: {
         enabled: true,
         intervalMs: 1000,
@@ -406,7 +407,7 @@ const badConfigs: BadCase[] = [
     'unknown top-level key, close',
     { ...base, replica: [R1] },
     'replica',
-    'unknown option "replica" (did you mean "replicas"?); expected one of: driver, primary, replicas, nodes, shards, sharding, balancer',
+    'unknown option "replica" (did you mean "replicas"?); expected one of: driver, primary, replicas, nodes, url, shards, sharding, balancer',
   ],
   ['unknown top-level key, far', { ...base, zzz: {} }, 'zzz', 'unknown option "zzz"; expected one of:'],
   [

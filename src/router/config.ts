@@ -13,8 +13,9 @@ import {
   didYouMean,
   MAX_TIMER_MS,
 } from './config-checks.js'
-import { NodeRegistry, resolveClusterNodes } from './config-nodes.js'
+import { NodeRegistry, type ResolvedClusterNodes, resolveClusterNodes } from './config-nodes.js'
 import { resolveSharding } from './config-sharding.js'
+import { resolveUrlNodes } from './config-url.js'
 import type { Driver } from './driver.js'
 import type { HealthCheckConfig, RouterOptions } from './options.js'
 import type {
@@ -31,6 +32,7 @@ const ROUTER_KEYS = Object.keys({
   primary: 1,
   replicas: 1,
   nodes: 1,
+  url: 1,
   shards: 1,
   sharding: 1,
   balancer: 1,
@@ -108,8 +110,9 @@ export function resolveConfig(options: unknown): ResolvedConfig {
   const fallbackToPrimary = checkBoolean(o.fallbackToPrimary, 'fallbackToPrimary', true)
   const registry = new NodeRegistry()
   const clusters: ResolvedCluster[] = []
+  let targetSessionAttrs: ResolvedConfig['targetSessionAttrs']
   if (o.shards !== undefined) {
-    for (const key of ['primary', 'replicas', 'nodes'] as const) {
+    for (const key of ['primary', 'replicas', 'nodes', 'url'] as const) {
       if (o[key] !== undefined) {
         throw new ConfigError(key, 'not allowed with "shards": give each shard its own primary and replicas')
       }
@@ -176,7 +179,14 @@ export function resolveConfig(options: unknown): ResolvedConfig {
     if (o.sharding !== undefined) {
       throw new ConfigError('sharding', 'only with "shards": configure the shards the keys are spread over')
     }
-    const nodes = resolveClusterNodes(o, '', '', driver.dialect, defaults, registry, checkPoolOptions)
+    let nodes: ResolvedClusterNodes
+    if (o.url === undefined) {
+      nodes = resolveClusterNodes(o, '', '', driver.dialect, defaults, registry, checkPoolOptions)
+    } else {
+      const fromUrl = resolveUrlNodes(o, driver.dialect, defaults, registry, checkPoolOptions)
+      nodes = fromUrl.nodes
+      targetSessionAttrs = fromUrl.targetSessionAttrs
+    }
     clusters.push(
       Object.freeze({
         name: 'default',
@@ -197,7 +207,12 @@ export function resolveConfig(options: unknown): ResolvedConfig {
   if (!healthCheck.enabled) {
     const discovering = clusters.find((c) => c.discovery)
     if (discovering !== undefined) {
-      const where = o.shards === undefined ? '"nodes"' : `"shards.${discovering.name}.nodes"`
+      const where =
+        o.shards !== undefined
+          ? `"shards.${discovering.name}.nodes"`
+          : o.url !== undefined
+            ? '"url"'
+            : '"nodes"'
       throw new ConfigError(
         'healthCheck',
         `false is not allowed with ${where}: roles are discovered by the probes, so without them no primary would ever be found; keep health checks on, or give "primary" and "replicas"`,
@@ -219,6 +234,7 @@ export function resolveConfig(options: unknown): ResolvedConfig {
     tokens,
     retryReads: checkBoolean(o.retryReads, 'retryReads', true),
     classify: resolveClassify(o.classify, driver.dialect),
+    targetSessionAttrs,
     secrets: Object.freeze([...registry.secrets]),
   })
 }

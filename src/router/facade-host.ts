@@ -11,7 +11,9 @@ import {
 } from './router-core.js'
 import { type ScopedConnectionDeps, scopedConnection } from './scoped-connection.js'
 import { readOnlyViolation } from './read-only-guard.js'
+import type { Scope } from './scope.js'
 import type { Statement } from './statement.js'
+import { poolDefaultScope } from './target-session-attrs.js'
 
 /**
  * A connection checked out through a router's pool facade, chosen by the caller's scope. Drivers'
@@ -70,6 +72,11 @@ export interface FacadeHost<Conn = unknown> {
  * The `FacadeHost` a router gives its driver's `facade` (`router.pool()`): `query` and `close`
  * are the router's own (`router`), `connect` checks out a connection chosen by the caller's
  * scope. Made once per router, on the first `router.pool()`.
+ *
+ * With a multi-host `url` whose `target_session_attrs` asks for reads (`read-only`,
+ * `prefer-standby`, `standby`), statements and checkouts that no scope routes (outside
+ * `readOnly`, `primary` and transactions; a session or shard scope alone routes nothing) run as
+ * in a `readOnly` scope, writes refused, with that value's fallback (see `poolDefaultScope`).
  */
 export function routerFacadeHost(
   core: RouterCore,
@@ -86,9 +93,20 @@ export function routerFacadeHost(
     },
     failed: (c, n, err, read) => statementFailed(core, c, n, err, read),
   }
+  const defaultScope = poolDefaultScope(core.config.targetSessionAttrs)
   return {
-    query: (sql, params) => router.query(sql, params),
-    connect: () => connect(core, reads, deps),
+    query:
+      defaultScope === undefined
+        ? (sql, params) => router.query(sql, params)
+        : (sql, params) => {
+            const scope = defaultScope(core.als.getStore())
+            if (scope === undefined) return router.query(sql, params)
+            if (core.closed) return Promise.reject(new RouterClosedError())
+            const cluster = scope.cluster ?? core.defaultCluster
+            if (cluster === undefined) return Promise.reject(new ShardKeyRequiredError())
+            return reads.read(cluster, scope, sql, params)
+          },
+    connect: () => connect(core, reads, deps, defaultScope),
     counts: () => {
       const sum = { total: 0, idle: 0, waiting: 0 }
       for (const c of core.clusters) {
@@ -106,14 +124,19 @@ export function routerFacadeHost(
   }
 }
 
-/** Checks out a connection for the pool facade, chosen by the caller's scope. */
+/**
+ * Checks out a connection for the pool facade, chosen by the caller's scope (or, where no scope
+ * routes, by `defaultScope`).
+ */
 async function connect(
   core: RouterCore,
   reads: ReadPath,
   deps: ScopedConnectionDeps,
+  defaultScope: ((caller: Scope | undefined) => Scope | undefined) | undefined,
 ): Promise<ScopedConnection> {
   if (core.closed) throw new RouterClosedError()
-  const scope = core.als.getStore()
+  const caller = core.als.getStore()
+  const scope = defaultScope?.(caller) ?? caller
   const tx = scope?.tx
   if (tx !== undefined) return scopedConnection(deps, tx.cluster, tx.routerNode, tx.conn, tx.readOnly, tx)
   const cluster = scope?.cluster ?? core.defaultCluster

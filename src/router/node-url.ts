@@ -4,13 +4,13 @@ import { describe, quote } from './config-checks.js'
 import type { Dialect } from './driver.js'
 
 /** URL schemes each dialect accepts; the first is the one named in messages. */
-const SCHEMES: Readonly<Record<Dialect, readonly [string, string]>> = {
+export const SCHEMES: Readonly<Record<Dialect, readonly [string, string]>> = {
   postgres: ['postgres:', 'postgresql:'],
   mysql: ['mysql:', 'mariadb:'],
 }
 
 /** Port assumed when a URL has none, to tell whether two URLs name the same server. */
-const DEFAULT_PORTS: Readonly<Record<Dialect, string>> = { postgres: '5432', mysql: '3306' }
+export const DEFAULT_PORTS: Readonly<Record<Dialect, string>> = { postgres: '5432', mysql: '3306' }
 
 /** How to write a password that holds reserved characters, for messages. */
 const PERCENT_ENCODE =
@@ -75,12 +75,12 @@ export function parseNodeUrl(value: unknown, path: string, dialect: Dialect): Pa
 }
 
 /** The URL without its user info, quoted, control characters escaped. */
-function shown(url: string): string {
+export function shown(url: string): string {
   return JSON.stringify(withoutUserInfo(url))
 }
 
-/** Why a URL's user info cannot be trusted to be read right, if it cannot. */
-function structureProblem(url: string): string | undefined {
+/** Why a URL's user info cannot be trusted to be read right, if it cannot (also for multi-host URLs). */
+export function structureProblem(url: string): string | undefined {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is looked for
   if (/[\u0000-\u001f\u007f]/.test(url)) {
     return `but it holds a tab, newline or other control character, which URL parsers drop silently: ${PERCENT_ENCODE}`

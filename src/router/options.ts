@@ -127,7 +127,7 @@ export interface ShardConfig {
 }
 
 /**
- * Options of `createRouter`. Every option but `driver` and `primary` has a default. `D` is the
+ * Options of `createRouter`. Every option but `driver` and `primary` (or `nodes`, `url`, `shards`) has a default. `D` is the
  * driver's type, which the router takes (`router.pool()` is a `pg.Pool` with `pgDriver()`).
  *
  * @example
@@ -138,7 +138,7 @@ export interface ShardConfig {
 export interface RouterOptions<D extends AnyDriver = Driver> {
   /** The database driver, e.g. `pgDriver()` from `routemate/pg`. Required. */
   driver: D
-  /** The primary (writes, transactions, fallback reads). Required unless `nodes` or `shards` is given. */
+  /** The primary (writes, transactions, fallback reads). Required unless `nodes`, `url` or `shards` is given. */
   primary?: string | NodeConfig
   /** Read replicas. Default: `[]` (everything goes to the primary). */
   replicas?: ReadonlyArray<string | NodeConfig>
@@ -149,6 +149,27 @@ export interface RouterOptions<D extends AnyDriver = Driver> {
    * Needs the probes: not allowed with `healthCheck: false`.
    */
   nodes?: ReadonlyArray<string | NodeConfig>
+  /**
+   * Instead of `primary`/`replicas`/`nodes`: one libpq-style multi-host URL listing every server
+   * of the cluster, in any order (`postgres://app:pw@db1:5432,db2:5432,db3:5432/app`; `mysql://`
+   * and `mariadb://` alike). Each host becomes a node named `host:port` whose role the probes
+   * discover, as with `nodes`: the primary is found and followed on promotion, the others serve
+   * reads. A host without a port gets the dialect's default port (5432, 3306) or libpq's `port=`
+   * parameter (one port, or one per host); IPv6 addresses in brackets; one user info for every
+   * host (percent-encode reserved characters in the password); other query parameters (`sslmode`,
+   * `application_name`...) apply to every node. `target_session_attrs` (`any`, `read-write`,
+   * `primary`, `read-only`, `prefer-standby`, `standby`) sets the default scope of
+   * `router.pool()` (see the `TargetSessionAttrs` type); `router.query` is not affected. The router's
+   * `pool`, `queryTimeoutMs` and `connectTimeoutMs` apply to every node, each with weight 1
+   * (`router.setWeight('db2:5432', 2)` changes one); for per-node settings use `nodes`. Not with
+   * `shards`; needs the probes (not with `healthCheck: false`).
+   *
+   * @example
+   * ```ts
+   * createRouter({ driver: pgDriver(), url: 'postgres://app:pw@db1,db2,db3/app?target_session_attrs=prefer-standby' })
+   * ```
+   */
+  url?: string
   /**
    * A sharded router: named clusters, each its own primary and replicas (or `nodes`), with
    * optional per-shard `balancer`, `maxReplicationLagMs`, `fallbackToPrimary`, `pool`,

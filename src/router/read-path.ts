@@ -76,7 +76,9 @@ export class ReadPath {
     }
     return node
       .run(sql, params, true)
-      .then(undefined, (err: unknown) => this.#retryRead(cluster, node, err, sql, params))
+      .then(undefined, (err: unknown) =>
+        this.#retryRead(cluster, node, err, sql, params, undefined, scope.fallback),
+      )
   }
 
   /**
@@ -99,7 +101,7 @@ export class ReadPath {
       statementFailed(this.#core, cluster, node, err, true)
       const other =
         isNodeFailure(cls) && this.#config.retryReads && node !== cluster.primary
-          ? this.retryTarget(cluster, node)
+          ? this.retryTarget(cluster, node, scope?.fallback)
           : undefined
       if (other === undefined) throw withCallerStack(err)
       emitRetry(this.#core, cluster, node, other, err)
@@ -107,20 +109,24 @@ export class ReadPath {
     }
   }
 
-  /** Where a failed read goes next: another replica, or the primary if falling back is allowed. */
-  retryTarget(cluster: Cluster, failed: RouterNode): RouterNode | undefined {
+  /**
+   * Where a failed read goes next: another replica, or the primary if falling back is allowed
+   * (`fallback`: the scope's override of the cluster's `fallbackToPrimary`).
+   */
+  retryTarget(cluster: Cluster, failed: RouterNode, fallback?: boolean): RouterNode | undefined {
     if (this.#core.closed) return undefined // close() aborted it: never reopen a pool behind close()
     const other = cluster.pickOther(failed)
     if (other !== undefined) return other
     const p = cluster.primary
-    if (cluster.fallbackToPrimary && p?.available) return p
+    if ((fallback ?? cluster.fallbackToPrimary) && p?.available) return p
     return undefined
   }
 
   /**
    * After a failed read: maps the error, or retries once on another node for a connection error.
    * A read of a session that wrote (`token`) is retried only where the write is visible: a
-   * replica known to have replayed it, else the primary.
+   * replica known to have replayed it, else the primary. `fallback`: the scope's override of
+   * `fallbackToPrimary`.
    */
   async #retryRead(
     cluster: Cluster,
@@ -129,6 +135,7 @@ export class ReadPath {
     sql: Statement,
     params: readonly unknown[] | undefined,
     token?: string,
+    fallback?: boolean,
   ): Promise<QueryResult> {
     const cls = classifyError(this.#driver, err)
     if (!isNodeFailure(cls) || !this.#config.retryReads)
@@ -136,7 +143,7 @@ export class ReadPath {
     statementFailed(this.#core, cluster, node, err, true)
     let other: RouterNode | undefined
     if (node === cluster.primary) other = undefined
-    else if (token === undefined) other = this.retryTarget(cluster, node)
+    else if (token === undefined) other = this.retryTarget(cluster, node, fallback)
     else other = this.#caughtUpOther(cluster, node, token)
     if (other === undefined) throw withCallerStack(err)
     emitRetry(this.#core, cluster, node, other, err)
@@ -243,7 +250,7 @@ export class ReadPath {
         return caughtUp ?? this.#rywPrimary(cluster)
       }
     }
-    if (c.length === 0) return this.#fallback(cluster)
+    if (c.length === 0) return this.#fallback(cluster, scope?.fallback)
     return c.length === 1 ? (c[0] as RouterNode) : (cluster.balancer.pick(c) as RouterNode)
   }
 
@@ -274,16 +281,23 @@ export class ReadPath {
     return p
   }
 
-  /** No usable replica: the primary if `fallbackToPrimary`, else `NoHealthyReplicaError` saying why. */
-  #fallback(cluster: Cluster): RouterNode {
-    if (!cluster.fallbackToPrimary) {
+  /**
+   * No usable replica: the primary if `fallbackToPrimary` (or the scope's `fallback` override),
+   * else `NoHealthyReplicaError` saying why.
+   */
+  #fallback(cluster: Cluster, fallback: boolean | undefined): RouterNode {
+    if (!(fallback ?? cluster.fallbackToPrimary)) {
+      const off =
+        fallback === false
+          ? 'target_session_attrs=standby (router.pool() reads never fall back to the primary)'
+          : 'fallbackToPrimary is false'
       throw new NoHealthyReplicaError(
         cluster.name,
         cluster.replicas.length === 0
-          ? `no replica configured in cluster "${cluster.name}" and fallbackToPrimary is false`
+          ? `no replica configured in cluster "${cluster.name}" and ${off}`
           : `no usable replica in cluster "${cluster.name}" (${cluster.replicas
               .map((r) => `${r.name}: ${cluster.unusableReason(r) ?? 'usable'}`)
-              .join(', ')}) and fallbackToPrimary is false`,
+              .join(', ')}) and ${off}`,
       )
     }
     return requirePrimary(cluster)

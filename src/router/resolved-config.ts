@@ -1,6 +1,7 @@
 import type { Balancer } from '../balancer/balancer.js'
 import type { ShardResolver } from '../sharding/shard-resolver.js'
 import type { Driver, NodeRole } from './driver.js'
+import type { TargetSessionAttrs } from './target-session-attrs.js'
 
 /** One node after validation: every default filled in. */
 export interface ResolvedNode {
@@ -89,6 +90,8 @@ export interface ResolvedConfig {
   readonly retryReads: boolean
   /** The statement classifier (`classify` option), if on. */
   readonly classify: ((sql: string) => 'read' | 'write') | undefined
+  /** The `target_session_attrs` of a multi-host `url` (the default scope of `router.pool()`); `undefined` when not given. */
+  readonly targetSessionAttrs: TargetSessionAttrs | undefined
   /** Passwords found in the configured URLs (and the token secrets), to redact from any text the router prints. */
   readonly secrets: readonly string[]
 }

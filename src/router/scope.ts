@@ -14,6 +14,12 @@ export interface Scope {
   readonly cluster: Cluster | undefined
   /** The read-your-writes session, if any. */
   readonly session: Session | undefined
+  /**
+   * For reads of this scope, whether the primary may serve them when no replica is usable;
+   * `undefined` (every scope but the pool facade's default one, see `target_session_attrs`): the
+   * cluster's `fallbackToPrimary`.
+   */
+  readonly fallback?: boolean
 }
 
 const READ: Scope = Object.freeze({ mode: 'read', tx: undefined, cluster: undefined, session: undefined })

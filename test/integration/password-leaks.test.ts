@@ -4,7 +4,8 @@
  * surface a password could reach — ConfigError (including the duplicate-server check),
  * ConfigFileError, runtime errors (message, stack, cause, JSON, inspect), events, logger output,
  * stats(), the CLI (`check`, `status` text and `--json`, in-process and the built executable),
- * Prometheus text and OpenTelemetry attributes — is compared with the same scenario run with the
+ * Prometheus text and OpenTelemetry attributes, multi-host URLs (`url`: ConfigError, config files,
+ * the CLI given a URL, stats, events and errors of its discovered nodes) — is compared with the same scenario run with the
  * password's control (same structure, other letters): a fragment of length >= 2 of the password
  * found more often than in the control is a leak. Real servers: the primary's port with a wrong
  * password (authentication fails), and a closed port (connection refused).
@@ -184,12 +185,36 @@ async function surfaces(d: DialectCase, t: Target, password: string): Promise<Re
   out['ConfigError, bad port'] = errorText(badPort.error)
   expect((badPort.error as ConfigError).message).toContain('bad port "5x"')
 
+  // Multi-host URLs (`url`): as typed; a host twice; a bad port in host 2; beside primary; a bad
+  // target_session_attrs; per-host credentials.
+  const multi = (pw: string, hosts: string, query = '') =>
+    `${t.scheme}//${t.user}:${pw}@${hosts}/${t.db}${query}`
+  const hosts = `${t.host}:${t.port},${t.host}:${t.deadPort}`
+  const multiUrls: Record<string, string> = {
+    'as typed': multi(password, hosts),
+    'a host twice': multi(form, `${t.host}:${t.port},${t.host}:${t.port}`),
+    'a bad port in host 2': multi(form, `${t.host}:${t.port},${t.host}:5x`),
+    'a bad target_session_attrs': multi(form, hosts, '?target_session_attrs=rw'),
+    'per-host credentials': multi(form, `${t.host}:${t.port},${t.user}:${form}@${t.host}:${t.deadPort}`),
+  }
+  for (const [what, u] of Object.entries(multiUrls)) {
+    const made = createOrError({ driver: d.driver(), url: u })
+    await made.router?.close()
+    if (what !== 'as typed') expect(made.error).toBeInstanceOf(ConfigError)
+    out[`ConfigError, multi-host url, ${what}`] = errorText(made.error)
+  }
+  const beside = createOrError({ driver: d.driver(), url: multi(form, hosts), primary: url(form, t.port) })
+  expect(beside.error).toBeInstanceOf(ConfigError)
+  out['ConfigError, multi-host url beside primary'] = errorText(beside.error)
+
   // Config files: the URL as typed; the same server twice; an unknown option; a YAML syntax error.
   const files: Record<string, string> = {
     'as typed': `primary: ${JSON.stringify(raw)}\nreplicas: [${JSON.stringify(url(password, t.deadPort))}]\n`,
     'same server twice': `primary: ${JSON.stringify(encoded)}\nreplicas:\n  - ${JSON.stringify(encoded)}\n`,
     'an unknown option': `primary: ${JSON.stringify(url(form, t.port))}\nreplicas:\n  - url: ${JSON.stringify(url(form, t.deadPort))}\n    wieght: 2\n`,
     'a syntax error': `primary: ${JSON.stringify(url(form, t.port))}\nreplicas:\n  - ${JSON.stringify(url(form, t.deadPort))}\n - oops\n`,
+    'a multi-host url as typed': `url: ${JSON.stringify(multi(password, hosts))}\n`,
+    'a multi-host url, a host twice': `url: ${JSON.stringify(multiUrls['a host twice'])}\n`,
   }
   for (const [what, body] of Object.entries(files)) {
     const file = `bad-${what.replace(/ /g, '-')}.yaml`
@@ -198,11 +223,21 @@ async function surfaces(d: DialectCase, t: Target, password: string): Promise<Re
       () => undefined,
       (err: unknown) => err,
     )
-    if (what !== 'as typed') expect(loaded).toBeInstanceOf(ConfigError)
+    if (!what.endsWith('as typed')) expect(loaded).toBeInstanceOf(ConfigError)
     out[`ConfigFileError, ${what}`] = errorText(loaded)
     out[`CLI check, ${what}`] = await cli(['check', file])
     out[`CLI status, ${what}`] = settled(await cli(['status', file]))
     out[`CLI status --json, ${what}`] = settled(await cli(['status', file, '--json']))
+  }
+
+  // The CLI given a multi-host URL instead of a file: as typed, and a host twice.
+  for (const [what, u] of [
+    ['as typed', multi(password, hosts)],
+    ['a host twice', multiUrls['a host twice'] as string],
+  ]) {
+    out[`CLI check, multi-host url ${what}`] = await cli(['check', u as string])
+    out[`CLI status, multi-host url ${what}`] = settled(await cli(['status', u as string]))
+    out[`CLI status --json, multi-host url ${what}`] = settled(await cli(['status', u as string, '--json']))
   }
 
   // Runtime, health checks on: both nodes go down (authentication fails; connection refused).
@@ -215,17 +250,49 @@ async function surfaces(d: DialectCase, t: Target, password: string): Promise<Re
     healthCheck: { intervalMs: 3000, timeoutMs: 2500, failureThreshold: 1, maxBackoffMs: 6000 },
     connectTimeoutMs: 10_000,
   })
+  // The same two servers as one multi-host URL (roles discovered): its nodes go down alike.
+  const probedUrl = createRouter({
+    driver: d.driver(),
+    url: multi(form, hosts, '?target_session_attrs=read-only'),
+    healthCheck: { intervalMs: 3000, timeoutMs: 2500, failureThreshold: 1, maxBackoffMs: 6000 },
+    connectTimeoutMs: 10_000,
+  })
   const events = listenAll(probed)
+  const urlEvents = listenAll(probedUrl)
+  attachLogger(probedUrl, logger, { level: 'debug' })
   attachLogger(probed, logger, { level: 'debug' })
   const uninstall = instrumentRouter(probed, { meterProvider: new MeterProvider({ readers: [reader] }) })
   const prom = prometheusMetrics(probed)
   try {
-    await probed.ready()
+    await Promise.all([probed.ready(), probedUrl.ready()])
     await waitFor(
-      () => probed.stats().nodes.every((n) => n.state === 'down' && n.lastError !== undefined),
+      () =>
+        [probed, probedUrl].every((r) =>
+          r.stats().nodes.every((n) => n.state === 'down' && n.lastError !== undefined),
+        ),
       30_000,
       'both nodes down',
     )
+    const urlErrors = await Promise.all([
+      probedUrl.query('SELECT 1').then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+      probedUrl
+        .pool<{ query(sql: string): Promise<unknown> }>()
+        .query('SELECT 1')
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+    ])
+    for (const e of urlErrors) expect(e).toBeInstanceOf(Error)
+    out['error, multi-host url write and pool read'] = urlErrors.map(errorText).join('\n')
+    expect(probedUrl.stats().nodes.map((n) => n.name)).toEqual([
+      `${t.host}:${t.port}`,
+      `${t.host}:${t.deadPort}`,
+    ])
+    out['stats(), multi-host url'] = settled(JSON.stringify(probedUrl.stats(), null, 1))
     const write = await probed.query('SELECT 1').then(
       () => undefined,
       (e: unknown) => e,
@@ -255,7 +322,7 @@ async function surfaces(d: DialectCase, t: Target, password: string): Promise<Re
   } finally {
     uninstall()
     prom.uninstall()
-    await probed.close()
+    await Promise.all([probed.close(), probedUrl.close()])
   }
 
   // Runtime, no health checks: the statements reach the driver and fail there (read retried).
@@ -295,6 +362,7 @@ async function surfaces(d: DialectCase, t: Target, password: string): Promise<Re
   }
   expect(events.some((e) => e.startsWith('node:down '))).toBe(true)
   out.events = settled([...events, ...directEvents].join('\n'))
+  out['events, multi-host url'] = settled(urlEvents.join('\n'))
   expect(lines.length).toBeGreaterThan(0)
   out['logger output'] = settled(lines.join('\n'))
 

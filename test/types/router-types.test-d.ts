@@ -21,6 +21,7 @@ import {
   Router,
   type RouterOptions,
   type ShardHandle,
+  type TargetSessionAttrs,
   type Transaction,
 } from '../../src/index.js'
 import {
@@ -203,5 +204,23 @@ describe('custom drivers and untyped routers', () => {
     // @ts-expect-error the driver option is typed: a mysql2 driver is no PgDriver
     const wrong: RouterOptions<PgDriver> = { driver: mysql2Driver(), primary: 'mysql://h/db' }
     expectTypeOf(wrong).not.toBeNever()
+  })
+})
+
+describe('a multi-host url', () => {
+  it('types the router by its driver, as with primary and replicas', () => {
+    const fromUrl = createRouter({
+      driver: pgDriver(),
+      url: 'postgres://app@db1,db2/app?target_session_attrs=read-only',
+    })
+    expectTypeOf(fromUrl).toEqualTypeOf<Router<PgDriver>>()
+    expectTypeOf(fromUrl.pool()).toEqualTypeOf<pg.Pool>()
+    expectTypeOf(
+      createRouter({ driver: mysql2Driver(), url: 'mariadb://app@m1,m2/shop' }).pool(),
+    ).toEqualTypeOf<Mysql2RouterPool>()
+    expectTypeOf<RouterOptions['url']>().toEqualTypeOf<string | undefined>()
+    expectTypeOf<TargetSessionAttrs>().toEqualTypeOf<
+      'any' | 'read-write' | 'primary' | 'read-only' | 'standby' | 'prefer-standby'
+    >()
   })
 })
