@@ -15,7 +15,8 @@ import { KeptConnectionProber } from '../health/kept-connection-prober.js'
 import { keyPath } from '../router/config-checks.js'
 import type { FacadeHost } from '../router/facade-host.js'
 import type { Statement } from '../router/statement.js'
-import { gtidFormat, gtidReached } from './gtid.js'
+import { gtidReached } from './gtid.js'
+import { positionAfterWrite, type RowsRunner, waitForPosition } from './gtid-positions.js'
 import { cancelMysqlQuery } from './mysql2-cancel.js'
 import { classifyMysqlError } from './mysql2-errors.js'
 import { type CoreConnection, coreOf, type QueryCallback } from './mysql2-internals.js'
@@ -84,6 +85,11 @@ async function queryRows(
     ...(timeoutMs > 0 ? { timeout: timeoutMs } : {}),
   })
   return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : []
+}
+
+/** The shared GTID logic's statement runner on a mysql2 connection. */
+function rowsRunner(conn: PoolConnection): RowsRunner {
+  return (sql, values, timeoutMs) => queryRows(conn, sql, timeoutMs ?? 0, values as unknown[] | undefined)
 }
 
 /** The MySQL/MariaDB driver over `mysql2/promise`. */
@@ -160,15 +166,7 @@ class Mysql2DriverImpl implements Mysql2Driver {
 
   async positionAfterWrite(conn: PoolConnection): Promise<string> {
     const core = coreOf(conn)
-    // MariaDB: @@gtid_binlog_pos read on the writing connection right after its commit includes
-    // that commit in every domain (perhaps later ones of other sessions too: waiting for those is
-    // harmless), whereas @@last_gtid only covers one domain and only this connection's last write.
-    const sql = (await isMariaDb(conn, core))
-      ? 'SELECT @@GLOBAL.gtid_binlog_pos AS pos'
-      : 'SELECT @@GLOBAL.gtid_executed AS pos'
-    const rows = await queryRows(conn, sql, queryTimeoutOf(core))
-    if (rows.length === 0) throw new Error(`${sql} returned no row`)
-    return String(rows[0]?.pos ?? '').replace(/\s+/g, '')
+    return positionAfterWrite(rowsRunner(conn), await isMariaDb(conn, core), queryTimeoutOf(core))
   }
 
   async waitForPosition(
@@ -177,33 +175,13 @@ class Mysql2DriverImpl implements Mysql2Driver {
     timeoutMs: number,
   ): Promise<string | undefined> {
     const core = coreOf(conn)
-    const mariadb = await isMariaDb(conn, core)
-    const read = async (): Promise<string | undefined> => {
-      const sql = mariadb ? 'SELECT @@GLOBAL.gtid_slave_pos AS pos' : 'SELECT @@GLOBAL.gtid_executed AS pos'
-      const pos = (await queryRows(conn, sql, queryTimeoutOf(core)))[0]?.pos
-      return typeof pos === 'string' ? pos.replace(/\s+/g, '') : undefined
-    }
-    const format = gtidFormat(target)
-    if (timeoutMs <= 0 || format === undefined || format !== (mariadb ? 'mariadb' : 'mysql')) return read()
-    if (mariadb) {
-      // MASTER_GTID_WAIT blocks on the server until @@gtid_slave_pos reaches `target` (0) or the
-      // timeout passes (-1): no polling. Fractional seconds are allowed.
-      const base = queryTimeoutOf(core)
-      await queryRows(conn, 'SELECT MASTER_GTID_WAIT(?, ?) AS r', base > 0 ? base + timeoutMs : 0, [
-        target,
-        timeoutMs / 1000,
-      ])
-      return read()
-    }
-    // MySQL: poll @@gtid_executed (as the pg driver polls its replay LSN).
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const pos = await read()
-      if (pos === undefined || gtidReached(pos, target)) return pos
-      const left = deadline - Date.now()
-      if (left <= 0) return pos
-      await new Promise((r) => setTimeout(r, Math.min(5, left)))
-    }
+    return waitForPosition(
+      rowsRunner(conn),
+      await isMariaDb(conn, core),
+      target,
+      timeoutMs,
+      queryTimeoutOf(core),
+    )
   }
 
   beginSql(options: BeginOptions): readonly string[] {

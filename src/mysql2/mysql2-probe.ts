@@ -16,6 +16,9 @@ import { parseServerVersion, type ServerVersion } from './mysql2-server-version.
 
 type Row = Record<string, unknown>
 
+/** Runs one probe statement and resolves to its rows as plain objects. */
+export type ProbeRows = (sql: string) => Promise<Row[]>
+
 const noop = (): void => {}
 
 /** The core (callback) connection under a promise connection. */
@@ -50,13 +53,13 @@ function gtidColumns(version: ServerVersion): string {
 }
 
 /** Reads `innodb_read_only` and the flavour's GTID variables; servers without InnoDB lack the first. */
-async function stateRow(conn: Connection, version: ServerVersion): Promise<Row> {
+async function stateRow(q: ProbeRows, version: ServerVersion): Promise<Row> {
   const gtid = gtidColumns(version)
   try {
-    return (await rows(conn, `SELECT @@GLOBAL.innodb_read_only AS innodb_read_only, ${gtid}`))[0] ?? {}
+    return (await q(`SELECT @@GLOBAL.innodb_read_only AS innodb_read_only, ${gtid}`))[0] ?? {}
   } catch (err) {
     if (!isUnknownVariableError(err)) throw err
-    return (await rows(conn, `SELECT ${gtid}`))[0] ?? {}
+    return (await q(`SELECT ${gtid}`))[0] ?? {}
   }
 }
 
@@ -66,15 +69,13 @@ async function stateRow(conn: Connection, version: ServerVersion): Promise<Row> 
  * then the flavour's variables), which also covers servers lacking a variable.
  */
 async function readState(
-  conn: Connection,
-  core: CoreConnection,
+  q: ProbeRows,
+  hint: string | undefined,
 ): Promise<{ version: ServerVersion; row: Row }> {
-  const hint = core._handshakePacket?.serverVersion
   if (typeof hint === 'string') {
     const guess = parseServerVersion(hint)
     try {
-      const [row] = await rows(
-        conn,
+      const [row] = await q(
         'SELECT @@GLOBAL.read_only AS read_only, VERSION() AS version, ' +
           `@@GLOBAL.innodb_read_only AS innodb_read_only, ${gtidColumns(guess)}`,
       )
@@ -84,9 +85,9 @@ async function readState(
       if (!isUnknownVariableError(err)) throw err
     }
   }
-  const [first] = await rows(conn, 'SELECT @@GLOBAL.read_only AS read_only, VERSION() AS version')
+  const [first] = await q('SELECT @@GLOBAL.read_only AS read_only, VERSION() AS version')
   const version = parseServerVersion(str(first?.version))
-  return { version, row: { ...first, ...(await stateRow(conn, version)) } }
+  return { version, row: { ...first, ...(await stateRow(q, version)) } }
 }
 
 /**
@@ -125,7 +126,7 @@ export type ProbeMemo = Map<string, number>
  * error. Connection errors fail the probe.
  */
 async function replicaStatus(
-  conn: Connection,
+  q: ProbeRows,
   version: ServerVersion,
   node: DriverNodeOptions,
   memo: ProbeMemo,
@@ -138,7 +139,7 @@ async function replicaStatus(
   const [first, fallback] = replicaStatusStatements(version)
   for (const sql of [first, fallback]) {
     try {
-      return parseReplicaStatus(await rows(conn, sql))
+      return parseReplicaStatus(await q(sql))
     } catch (err) {
       if (sql === first && isSyntaxError(err)) continue
       if (isPrivilegeError(err)) memo.set(node.url, Date.now() + STATUS_DENIED_RETRY_MS)
@@ -199,12 +200,31 @@ async function connectProbe(
   }
 }
 
-/** The probe's statements on an open connection (see {@link probeNode}). */
-async function probeOn(c: MysqlProbeConn, node: DriverNodeOptions, memo: ProbeMemo): Promise<ProbeResult> {
-  const { version, row } = await readState(c.conn, c.core)
+/** The probe's statements on an open mysql2 connection (see {@link probeNode}). */
+function probeOn(c: MysqlProbeConn, node: DriverNodeOptions, memo: ProbeMemo): Promise<ProbeResult> {
+  return probeWith((sql) => rows(c.conn, sql), c.core._handshakePacket?.serverVersion, node, memo)
+}
+
+/**
+ * Runs a probe's statements on an open connection of any MySQL driver (`mysql2`, the `mariadb`
+ * connector): `q` runs one statement and resolves to its rows as objects; `hint` is the server
+ * version from the handshake (`undefined` when unknown: one more round trip). See {@link probeNode}.
+ *
+ * @example
+ * ```ts
+ * const result = await probeWith((sql) => conn.query(sql), conn.serverVersion(), node, memo)
+ * ```
+ */
+export async function probeWith(
+  q: ProbeRows,
+  hint: string | undefined,
+  node: DriverNodeOptions,
+  memo: ProbeMemo,
+): Promise<ProbeResult> {
+  const { version, row } = await readState(q, hint)
   const replica = isOn(row.read_only) || isOn(row.innodb_read_only)
   const position = positionOf(version, replica, row)
-  const status = replica ? await replicaStatus(c.conn, version, node, memo) : undefined
+  const status = replica ? await replicaStatus(q, version, node, memo) : undefined
   return {
     role: replica ? 'replica' : 'primary',
     ...(position !== undefined ? { position } : {}),

@@ -19,9 +19,27 @@ export async function establishReadOnlySession(
   node: string,
   timeoutMs: number,
 ): Promise<void> {
-  await conn.query({ sql: READ_ONLY_SQL, timeout: timeoutMs })
-  const [rows] = await conn.query({ sql: VERIFY_SQL, timeout: timeoutMs, rowsAsArray: false })
-  const list = Array.isArray(rows) ? (rows as Array<{ Variable_name?: unknown; Value?: unknown }>) : []
+  await establishReadOnlySessionWith(async (sql) => {
+    const [rows] = await conn.query({ sql, timeout: timeoutMs, rowsAsArray: false })
+    return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : []
+  }, node)
+}
+
+/**
+ * {@link establishReadOnlySession} for any MySQL driver: `q` runs one statement (bounded as the
+ * driver can) and resolves to its rows as objects.
+ *
+ * @example
+ * ```ts
+ * await establishReadOnlySessionWith((sql) => conn.query(sql), 'primary')
+ * ```
+ */
+export async function establishReadOnlySessionWith(
+  q: (sql: string) => Promise<Record<string, unknown>[]>,
+  node: string,
+): Promise<void> {
+  await q(READ_ONLY_SQL)
+  const list = (await q(VERIFY_SQL)) as Array<{ Variable_name?: unknown; Value?: unknown }>
   const ok = list.length > 0 && list.every((r) => /^(on|1)$/i.test(String(r.Value)))
   if (!ok) {
     throw new ReadOnlyViolationError(
@@ -37,8 +55,16 @@ export async function establishReadOnlySession(
  */
 const tainted = new WeakSet<object>()
 
-/** Whether a statement's text runs a routine that may change session state (`CALL`, `DO`). */
-function runsRoutine(arg: unknown): boolean {
+/**
+ * Whether a statement's text runs a routine that may change session state (`CALL`, `DO`); `arg` is
+ * the text or an options object with `sql`.
+ *
+ * @example
+ * ```ts
+ * runsRoutine({ sql: 'CALL p()' }) // true
+ * ```
+ */
+export function runsRoutine(arg: unknown): boolean {
   const sql = typeof arg === 'string' ? arg : (arg as { sql?: unknown } | null)?.sql
   if (typeof sql !== 'string') return false
   const kw = leadingKeyword(sql)
