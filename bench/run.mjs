@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { startMariaDbCluster, startPgCluster } from '../dist/testing/index.js'
 import { parseArgs, selectedParts, USAGE } from './lib/args.mjs'
 import { runScript, startWorker } from './lib/child.mjs'
+import { MARIADB_VARIANTS } from './lib/mariadb-throughput.mjs'
 import { MYSQL_VARIANTS } from './lib/mysql-throughput.mjs'
 import { RYW_BASE, RYW_TABLE_SQL, RYW_VARIANTS } from './lib/ryw.mjs'
 import { census, createVariant, LABELS, VARIANTS } from './lib/throughput.mjs'
@@ -218,6 +219,36 @@ async function mysqlThroughput(opts, log) {
   }
 }
 
+async function mariadbThroughput(opts, log) {
+  const names = Object.keys(MARIADB_VARIANTS)
+  log(
+    `\n## 4b. Read throughput vs the raw mariadb connector pool (MariaDB primary + 2 GTID replicas on loopback)`,
+  )
+  log(
+    `   ${opts.concurrency} concurrent callers, connectionLimit ${opts.max} per replica, ${opts.rounds} rounds x ${opts.seconds} s, ` +
+      `warm-up ${opts.warmup} s, ${opts.inProcess ? 'all variants in this process' : 'one child process per variant'}`,
+  )
+  const t0 = Date.now()
+  const start = () => startMariaDbCluster({ replicas: 2, settings: { max_connections: 200 } })
+  // mariadb-install-db fails now and then on a loaded machine: one more try before giving up
+  const cluster = await start().catch((err) => {
+    log(`   MariaDB cluster failed to start (${String(err?.message ?? err).split('\n')[0]}), retrying once`)
+    return start()
+  })
+  log(`   MariaDB cluster up in ${Date.now() - t0} ms (ports ${cluster.nodes.map((n) => n.port).join(', ')})`)
+  try {
+    const config = {
+      primary: cluster.primary.url,
+      replicas: cluster.replicas.map((r) => r.url),
+      concurrency: opts.concurrency,
+      max: opts.max,
+    }
+    return await alternate({ names, config, opts, log })
+  } finally {
+    await cluster.stop()
+  }
+}
+
 async function readYourWrites(opts, log, pgCluster) {
   const names = Object.keys(RYW_VARIANTS)
   log(`\n## 5. What read-your-writes costs (PostgreSQL primary + 2 replicas on loopback)`)
@@ -340,6 +371,42 @@ function report(result, log) {
     log(`queries per node: ${JSON.stringify(my.distribution)}`)
     log(`async resources created per query (async_hooks census, deterministic):`)
     for (const [name, counts] of Object.entries(my.asyncResourcesPerQuery ?? {}))
+      log(
+        `  ${LABELS[name].padEnd(58)} ${Object.entries(counts ?? {})
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+      )
+  }
+
+  const ma = result.mariadb
+  if (ma !== undefined) {
+    const o = result.options
+    log(
+      `\n## mariadb connector read throughput (queries/s; MariaDB, ${o.concurrency} callers, connectionLimit ${o.max}/replica, ${o.rounds} x ${o.seconds} s)`,
+    )
+    const rows = Object.values(ma.summary).map((s) => [
+      s.label,
+      fmt(s.medianQps),
+      `${fmt(s.minQps)}..${fmt(s.maxQps)}`,
+      s.ratioOfMedians.toFixed(3),
+      s.medianPairedRatio.toFixed(3),
+      fmt(s.medianClientCpuUsPerQuery, 1),
+    ])
+    log(table(['variant', 'median q/s', 'range', 'ratio vs A', 'paired ratio', 'client CPU us/q'], rows))
+    for (const [key, letter] of [
+      ['mariadb-router', 'B'],
+      ['mariadb-router-pool', 'C'],
+    ]) {
+      const b = ma.summary[key]
+      if (b !== undefined)
+        log(
+          `mariadb ${letter}/A = ${b.ratioOfMedians.toFixed(3)} (ratio of medians), ${b.medianPairedRatio.toFixed(3)} (median of per-round ratios); ` +
+            `target >= ${TARGET_RATIO}: ${b.ratioOfMedians >= TARGET_RATIO ? 'MET' : 'NOT MET'}`,
+        )
+    }
+    log(`queries per node: ${JSON.stringify(ma.distribution)}`)
+    log(`async resources created per query (async_hooks census, deterministic):`)
+    for (const [name, counts] of Object.entries(ma.asyncResourcesPerQuery ?? {}))
       log(
         `  ${LABELS[name].padEnd(58)} ${Object.entries(counts ?? {})
           .map(([k, v]) => `${k} ${v}`)
@@ -501,6 +568,7 @@ async function main() {
     await pgCluster.stop()
   }
   if (parts.has('mysql2')) result.mysql2 = await mysqlThroughput(opts, log)
+  if (parts.has('mariadb')) result.mariadb = await mariadbThroughput(opts, log)
   if (parts.has('tokens')) {
     log(`\n## 7. Forged consistency tokens vs honest readers (bench/forged-tokens.mjs)`)
     result.forgedTokens = await runScript(path.join(here, 'forged-tokens.mjs'), [

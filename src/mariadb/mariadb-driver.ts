@@ -70,7 +70,9 @@ function rowsRunner(conn: Connection): RowsRunner {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         conn.destroy()
-        reject(Object.assign(new Error(`${sql}: no answer within ${timeoutMs} ms`), { code: 'ER_SOCKET_TIMEOUT' }))
+        reject(
+          Object.assign(new Error(`${sql}: no answer within ${timeoutMs} ms`), { code: 'ER_SOCKET_TIMEOUT' }),
+        )
       }, timeoutMs)
     })
     try {

@@ -38,6 +38,7 @@ export function classifyMariadbError(err: unknown): ErrorClass {
   if (typeof err !== 'object' || err === null) return 'statement'
   const e = err as { code?: unknown; sql?: unknown }
   if (typeof e.code === 'string' && CONNECTION_CODES.has(e.code)) return 'connection'
-  if (e.sql === null) return classifyMysqlError({ ...(err as object), message: (err as Error).message, sql: undefined })
+  if (e.sql === null)
+    return classifyMysqlError({ ...(err as object), message: (err as Error).message, sql: undefined })
   return classifyMysqlError(err)
 }

@@ -193,7 +193,11 @@ export class MariadbNodePool implements DriverPool<Connection> {
   }
 
   counts(): { total: number; idle: number; waiting: number } {
-    return { total: this.#all.size + this.#connecting, idle: this.#idle.length, waiting: this.#waiters.length }
+    return {
+      total: this.#all.size + this.#connecting,
+      idle: this.#idle.length,
+      waiting: this.#waiters.length,
+    }
   }
 
   /** Opens a connection for a checkout (read-only session first on a read-only pool). */
@@ -201,7 +205,9 @@ export class MariadbNodePool implements DriverPool<Connection> {
     this.#connecting++
     let conn: Connection | undefined
     try {
-      conn = await this.#lib.createConnection(this.#options as Parameters<MariadbModule['createConnection']>[0])
+      conn = await this.#lib.createConnection(
+        this.#options as Parameters<MariadbModule['createConnection']>[0],
+      )
       const state: ConnState = { idleSince: 0, broken: false, tainted: false, busy: true }
       states.set(conn, state)
       queryTimeouts.set(conn, this.#node.queryTimeoutMs)
@@ -296,7 +302,10 @@ export class MariadbNodePool implements DriverPool<Connection> {
       () => {
         this.#idleTimer = undefined
         const cutoff = Date.now() - seconds * 1000
-        while (this.#idle.length > 0 && (states.get(this.#idle[0] as Connection) as ConnState).idleSince <= cutoff)
+        while (
+          this.#idle.length > 0 &&
+          (states.get(this.#idle[0] as Connection) as ConnState).idleSince <= cutoff
+        )
           this.#close(this.#idle[0] as Connection, false)
         this.#armIdleTimer()
       },

@@ -70,7 +70,8 @@ export const MARIADB_POOL_OPTIONS: readonly string[] = ['connectionLimit', 'acqu
 /** `mariadb` pool options that routemate's pool does not implement, with what to do instead. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
   minimumIdle: "routemate's pool opens connections on demand and keeps no minimum",
-  minDelayValidation: "routemate's pool does not ping idle connections: a dead one fails its statement, which the router retries elsewhere when it is a read",
+  minDelayValidation:
+    "routemate's pool does not ping idle connections: a dead one fails its statement, which the router retries elsewhere when it is a read",
   pingTimeout: "routemate's pool does not ping idle connections",
   leakDetectionTimeout: 'not supported by routemate',
   resetAfterUse: 'not supported by routemate (connections are not reset on release)',
@@ -186,7 +187,8 @@ function queryOption(node: DriverNodeOptions, key: string, raw: string): unknown
   }
   if (NUMBER_OPTIONS.has(key)) {
     const n = Number(raw)
-    if (raw === '' || !Number.isFinite(n) || n < 0) return fail(node, `URL option "${key}": expected a non-negative number`)
+    if (raw === '' || !Number.isFinite(n) || n < 0)
+      return fail(node, `URL option "${key}": expected a non-negative number`)
     return n
   }
   if (MARIADB_CONNECTION_OPTIONS.includes(key)) return raw
@@ -256,7 +258,8 @@ export function mariadbNodeOptions(node: DriverNodeOptions): {
     delete all[key]
     if (v === undefined) return dflt
     const n = Number(v)
-    if (!Number.isFinite(n) || n < 0) throw new ConfigError(`pool.${key} (node "${node.name}")`, 'expected a non-negative number')
+    if (!Number.isFinite(n) || n < 0)
+      throw new ConfigError(`pool.${key} (node "${node.name}")`, 'expected a non-negative number')
     return n
   }
   const limits: MariadbPoolLimits = {

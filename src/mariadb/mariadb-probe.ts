@@ -14,7 +14,11 @@ export interface MariadbProbeConn {
 }
 
 /** Runs one statement and resolves to its rows as plain objects. */
-export async function rowsOf(conn: Connection, sql: string, values?: readonly unknown[]): Promise<Record<string, unknown>[]> {
+export async function rowsOf(
+  conn: Connection,
+  sql: string,
+  values?: readonly unknown[],
+): Promise<Record<string, unknown>[]> {
   const rows = (await conn.query({ sql, rowsAsArray: false, bigIntAsNumber: true }, values)) as unknown
   return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : []
 }
@@ -39,7 +43,9 @@ export function mariadbProbeOps(
   return {
     async connect(signal) {
       signal.throwIfAborted()
-      const pending = lib.createConnection(mariadbProbeOptions(node) as Parameters<MariadbModule['createConnection']>[0])
+      const pending = lib.createConnection(
+        mariadbProbeOptions(node) as Parameters<MariadbModule['createConnection']>[0],
+      )
       let onAbort = noop
       const aborted = new Promise<never>((_, reject) => {
         onAbort = () => reject(signal.reason)

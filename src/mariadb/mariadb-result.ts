@@ -33,7 +33,9 @@ interface Upsert {
 }
 
 function isUpsert(x: unknown): x is Upsert {
-  return typeof x === 'object' && x !== null && !Array.isArray(x) && typeof (x as Upsert).affectedRows === 'number'
+  return (
+    typeof x === 'object' && x !== null && !Array.isArray(x) && typeof (x as Upsert).affectedRows === 'number'
+  )
 }
 
 /**

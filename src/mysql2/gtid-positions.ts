@@ -23,7 +23,11 @@ export type RowsRunner = (
  * const pos = await positionAfterWrite((sql) => rowsOf(conn, sql), true, 5000) // '0-1-42'
  * ```
  */
-export async function positionAfterWrite(run: RowsRunner, mariadb: boolean, timeoutMs: number): Promise<string> {
+export async function positionAfterWrite(
+  run: RowsRunner,
+  mariadb: boolean,
+  timeoutMs: number,
+): Promise<string> {
   const sql = mariadb ? 'SELECT @@GLOBAL.gtid_binlog_pos AS pos' : 'SELECT @@GLOBAL.gtid_executed AS pos'
   const rows = await run(sql, undefined, timeoutMs)
   if (rows.length === 0) throw new Error(`${sql} returned no row`)

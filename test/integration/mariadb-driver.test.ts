@@ -36,7 +36,9 @@ function newRouter(options: { readYourWrites?: false } = {}): Router<MariadbDriv
 beforeAll(async () => {
   cluster = await startMariaDbCluster({ replicas: 2 })
   const r = newRouter()
-  await r.query('CREATE TABLE IF NOT EXISTS pm_items (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(100) NOT NULL)')
+  await r.query(
+    'CREATE TABLE IF NOT EXISTS pm_items (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(100) NOT NULL)',
+  )
   await r.close()
   await cluster.waitForReplication()
 })
@@ -68,7 +70,9 @@ describe('mariadbDriver() through a router', () => {
     expect(port(onPrimary.rows)).toBe(cluster.primary.port)
     const seen = new Set<number>()
     for (let i = 0; i < 12; i++)
-      seen.add(port((await router.readOnly(() => router.query<{ port: unknown }>('SELECT @@port AS port'))).rows))
+      seen.add(
+        port((await router.readOnly(() => router.query<{ port: unknown }>('SELECT @@port AS port'))).rows),
+      )
     expect([...seen].every((p) => replicaPorts.has(p))).toBe(true)
     expect(seen.size).toBe(2)
     await expectIdle(router)
@@ -87,9 +91,7 @@ describe('mariadbDriver() through a router', () => {
   })
 
   it('the primary fallback pool is a read-only session: a hidden write (CALL) is refused by the server', async () => {
-    await router.query(
-      "CREATE OR REPLACE PROCEDURE pm_add() INSERT INTO pm_items (v) VALUES ('hidden')",
-    )
+    await router.query("CREATE OR REPLACE PROCEDURE pm_add() INSERT INTO pm_items (v) VALUES ('hidden')")
     const ro = createRouter({
       driver: mariadbDriver(),
       primary: { name: 'primary', url: cluster.primary.url },
@@ -103,7 +105,9 @@ describe('mariadbDriver() through a router', () => {
           (e: unknown) => e,
         )
       expect(err).toBeDefined()
-      expect([1290, 1792, 1836]).toContain(Number((err as { errno?: number }).errno ?? (err as { cause?: { errno?: number } }).cause?.errno))
+      expect([1290, 1792, 1836]).toContain(
+        Number((err as { errno?: number }).errno ?? (err as { cause?: { errno?: number } }).cause?.errno),
+      )
       const row = await ro.readOnly(() => ro.query<{ ro: unknown }>('SELECT @@tx_read_only AS ro'))
       expect(Number(row.rows[0]?.ro)).toBe(1)
     } finally {
@@ -121,13 +125,17 @@ describe('mariadbDriver() through a router', () => {
     const ok = await pool.batch('INSERT INTO pm_items (v) VALUES (?)', [['b1'], ['b2'], ['b3']])
     expect(ok.affectedRows).toBe(3)
     // A write through a read scope is refused by the guard, before it reaches a server.
-    await expect(router.readOnly(() => pool.query("INSERT INTO pm_items (v) VALUES ('x')"))).rejects.toBeInstanceOf(
-      ReadOnlyViolationError,
-    )
+    await expect(
+      router.readOnly(() => pool.query("INSERT INTO pm_items (v) VALUES ('x')")),
+    ).rejects.toBeInstanceOf(ReadOnlyViolationError)
     const conn = await router.readOnly(() => pool.getConnection())
     try {
-      expect(cluster.replicas.map((r) => r.port)).toContain(Number((await conn.query('SELECT @@port AS port'))[0].port))
-      await expect(conn.query('SET SESSION TRANSACTION READ WRITE')).rejects.toBeInstanceOf(ReadOnlyViolationError)
+      expect(cluster.replicas.map((r) => r.port)).toContain(
+        Number((await conn.query('SELECT @@port AS port'))[0].port),
+      )
+      await expect(conn.query('SET SESSION TRANSACTION READ WRITE')).rejects.toBeInstanceOf(
+        ReadOnlyViolationError,
+      )
     } finally {
       await conn.release()
     }
@@ -140,7 +148,9 @@ describe('mariadbDriver() through a router', () => {
       await c.rollback()
       await c.release()
     })
-    const both = await router.query<{ v: string }>("SELECT v FROM pm_items WHERE v IN ('tx-outer', 'tx-inner')")
+    const both = await router.query<{ v: string }>(
+      "SELECT v FROM pm_items WHERE v IN ('tx-outer', 'tx-inner')",
+    )
     expect(both.rows.map((r) => r.v)).toEqual(['tx-outer'])
     expect(pool.totalConnections()).toBeGreaterThan(0)
     await expectIdle(router)
@@ -191,7 +201,8 @@ describe('Prisma 7 over router.pool() (@prisma/adapter-mariadb)', () => {
   let router: Router<MariadbDriver>
   let prisma: PrismaDb
   const replicaPorts = () => cluster.replicas.map((r) => r.port)
-  const whoAmI = async (q: PrismaTx) => Number((await q.$queryRaw<Array<{ port: unknown }>>`SELECT @@port AS port`)[0]?.port)
+  const whoAmI = async (q: PrismaTx) =>
+    Number((await q.$queryRaw<Array<{ port: unknown }>>`SELECT @@port AS port`)[0]?.port)
 
   beforeAll(async () => {
     const PrismaClient = await generatePrismaClient()
@@ -227,7 +238,9 @@ describe('Prisma 7 over router.pool() (@prisma/adapter-mariadb)', () => {
     })
     expect(mine).toBe(1)
     // A write in a read scope is refused before it reaches a server.
-    await expect(router.readOnly(() => prisma.item.create({ data: { v: 'ro' } }))).rejects.toThrow(/read-only|read only/i)
+    await expect(router.readOnly(() => prisma.item.create({ data: { v: 'ro' } }))).rejects.toThrow(
+      /read-only|read only/i,
+    )
     await expectIdle(router)
   })
 
@@ -264,7 +277,9 @@ describe('Prisma 7 over router.pool() (@prisma/adapter-mariadb)', () => {
       running = false
       await Promise.all(loops)
     }
-    console.log(`[mariadb-connector] Prisma kill -9 replica: failed reads ${failures.length} of ${reads + failures.length}`)
+    console.log(
+      `[mariadb-connector] Prisma kill -9 replica: failed reads ${failures.length} of ${reads + failures.length}`,
+    )
     expect(failures.map((e) => String(e))).toEqual([])
     expect(reads).toBeGreaterThan(100)
     await cluster.waitForReplication()

@@ -111,7 +111,10 @@ export const mariadbConnector: DialectCase = {
   driver: () => mariadbDriver(),
   checkout: async (router) => {
     const pool = router.pool() as {
-      getConnection(): Promise<{ query(s: string, p?: unknown[]): Promise<unknown>; release(): Promise<void> }>
+      getConnection(): Promise<{
+        query(s: string, p?: unknown[]): Promise<unknown>
+        release(): Promise<void>
+      }>
     }
     const conn = await pool.getConnection()
     return { query: (text, params) => conn.query(text, params), release: () => void conn.release() }

@@ -105,6 +105,21 @@ declare class PrismaClient {
   user: { findMany(): Promise<{ id: number; name: string }[]> }
 }`,
   },
+  /** URLs and a declared `PrismaClient` taking `PrismaMariaDb` (a real one is generated from a MySQL schema). */
+  'prisma-mariadb': {
+    code: `${ENV}
+import type { PrismaMariaDb as __PrismaMariaDb } from '@prisma/adapter-mariadb'
+const PRIMARY_URL = __env.primaryUrl
+const [R1_URL, R2_URL] = __env.replicaUrls as [string, string]
+declare class PrismaClient {
+  constructor(options: { adapter: __PrismaMariaDb })
+  user: {
+    findMany(): Promise<{ id: number; name: string }[]>
+    create(args: { data: { name: string } }): Promise<{ id: number; name: string }>
+  }
+  $disconnect(): Promise<void>
+}`,
+  },
   /**
    * What a NestJS module file imports, the URLs, NestJS's decorator settings; afterwards the
    * block's `AppModule` is booted (`createApplicationContext`) and closed.
