@@ -114,7 +114,7 @@ describe('mariadb URL and pool options', () => {
     expect(() =>
       checkMariadbPoolOptions({ brandNew: 1 }, at, knownMariadbPoolOptions(['brandNew'])),
     ).not.toThrow()
-    expect(() => mariadbDriver().checkPoolOptions({ max: 5 }, 'replicas[1].pool')).toThrow(
+    expect(() => mariadbDriver().checkPoolOptions?.({ max: 5 }, 'replicas[1].pool')).toThrow(
       /replicas\[1\]\.pool\.max.*connectionLimit/,
     )
   })

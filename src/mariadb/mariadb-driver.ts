@@ -22,6 +22,7 @@ import { isPrepared } from '../mysql2/mysql2-statement.js'
 import { beginStatements, savepointSql } from '../mysql2/mysql2-transaction-sql.js'
 import { classifyMariadbError } from './mariadb-errors.js'
 import {
+  dropConnection,
   isMariadbConnTainted,
   type MariadbModule,
   MariadbNodePool,
@@ -69,7 +70,7 @@ function rowsRunner(conn: Connection): RowsRunner {
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        conn.destroy()
+        dropConnection(conn)
         reject(
           Object.assign(new Error(`${sql}: no answer within ${timeoutMs} ms`), { code: 'ER_SOCKET_TIMEOUT' }),
         )

@@ -1,3 +1,4 @@
+import { connect as netConnect, type Socket } from 'node:net'
 import type { Connection } from 'mariadb'
 import { PoolExhaustedError } from '../errors/pool-exhausted-error.js'
 import { MAX_TIMER_MS } from '../router/config-checks.js'
@@ -18,6 +19,76 @@ interface ConnState {
 }
 
 const states = new WeakMap<object, ConnState>()
+
+/** The socket routemate opened for each connection (see {@link withOwnSocket}). */
+const sockets = new WeakMap<object, Socket>()
+
+/**
+ * Connection options whose socket routemate opens itself (the connector's `stream` option), so it
+ * can drop the socket of a connection at once: the connector's own `destroy()` of a connection
+ * with a statement running first opens another connection to `KILL` it and, when that connection
+ * cannot be made (a dead or frozen server), leaves the running statement unsettled for ever.
+ * Options with a `stream` or `socketPath` of their own are left as they are. `adopt(conn)`
+ * records the socket of the connection made with the returned options.
+ *
+ * @example
+ * ```ts
+ * const own = withOwnSocket(options)
+ * const conn = await mariadb.createConnection(own.options); own.adopt(conn)
+ * dropConnection(conn) // its running statement fails now
+ * ```
+ */
+export function withOwnSocket(options: Record<string, unknown>): {
+  options: Record<string, unknown>
+  socket: () => Socket | undefined
+  adopt: (conn: Connection) => void
+} {
+  let socket: Socket | undefined
+  const adopt = (conn: Connection): void => {
+    if (socket !== undefined) sockets.set(conn, socket)
+  }
+  if (options.stream !== undefined || options.socketPath !== undefined)
+    return { options, socket: () => socket, adopt }
+  const port = Number(options.port ?? 3306)
+  const host = typeof options.host === 'string' ? options.host : 'localhost'
+  const stream = (): Socket => {
+    socket = netConnect(port, host)
+    return socket
+  }
+  return { options: { ...options, stream }, socket: () => socket, adopt }
+}
+
+/**
+ * Closes a connection's socket at once, so a statement running on it fails now with a connection
+ * error (`ECONNRESET`); a connection without a socket of routemate's gets the connector's `destroy()`.
+ *
+ * @example
+ * ```ts
+ * dropConnection(conn)
+ * ```
+ */
+export function dropConnection(conn: Connection): void {
+  dropSocket(sockets.get(conn))
+  conn.destroy()
+}
+
+/**
+ * The socket routemate opened for a connection (see {@link withOwnSocket}), if any.
+ *
+ * @example
+ * ```ts
+ * socketOf(conn)?.unref()
+ * ```
+ */
+export function socketOf(conn: Connection): Socket | undefined {
+  return sockets.get(conn)
+}
+
+/** Destroys a socket with a connection error (the connector fails what runs on it). */
+export function dropSocket(socket: Socket | undefined): void {
+  if (socket !== undefined && !socket.destroyed)
+    socket.destroy(Object.assign(new Error('routemate: connection closed'), { code: 'ECONNRESET' }))
+}
 
 /** `queryTimeoutMs` of the node each pooled connection belongs to (for the driver's internal statements). */
 const queryTimeouts = new WeakMap<object, number>()
@@ -174,7 +245,7 @@ export class MariadbNodePool implements DriverPool<Connection> {
   destroy(conn: Connection): void {
     const state = states.get(conn)
     if (state !== undefined) state.broken = true
-    conn.destroy()
+    dropConnection(conn)
   }
 
   async end(): Promise<void> {
@@ -204,10 +275,10 @@ export class MariadbNodePool implements DriverPool<Connection> {
   async #open(): Promise<Connection> {
     this.#connecting++
     let conn: Connection | undefined
+    const own = withOwnSocket(this.#options)
     try {
-      conn = await this.#lib.createConnection(
-        this.#options as Parameters<MariadbModule['createConnection']>[0],
-      )
+      conn = await this.#lib.createConnection(own.options as Parameters<MariadbModule['createConnection']>[0])
+      own.adopt(conn)
       const state: ConnState = { idleSince: 0, broken: false, tainted: false, busy: true }
       states.set(conn, state)
       queryTimeouts.set(conn, this.#node.queryTimeoutMs)
@@ -231,13 +302,14 @@ export class MariadbNodePool implements DriverPool<Connection> {
       }
     } catch (err) {
       this.#connecting--
-      conn?.destroy()
+      dropSocket(own.socket())
+      if (conn !== undefined) dropConnection(conn)
       this.#serveWaiter()
       throw err
     }
     this.#connecting--
     if (this.#closed) {
-      conn.destroy()
+      dropConnection(conn)
       throw new Error(`node "${this.#node.name}": pool is closed`)
     }
     this.#all.add(conn)
@@ -250,7 +322,7 @@ export class MariadbNodePool implements DriverPool<Connection> {
     const ms = this.#node.connectTimeoutMs
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        conn.destroy()
+        dropConnection(conn)
         reject(new Error(`node "${this.#node.name}": setting up a read-only session took over ${ms} ms`))
       }, ms)
     })
@@ -272,7 +344,7 @@ export class MariadbNodePool implements DriverPool<Connection> {
 
   #forget(conn: Connection): void {
     this.#all.delete(conn)
-    conn.destroy()
+    dropConnection(conn)
   }
 
   /** Closes a connection: `COM_QUIT` politely, or drops the socket (`hard`). */
@@ -281,10 +353,10 @@ export class MariadbNodePool implements DriverPool<Connection> {
     const i = this.#idle.indexOf(conn)
     if (i >= 0) this.#idle.splice(i, 1)
     if (hard) {
-      conn.destroy()
+      dropConnection(conn)
       return
     }
-    const timer = setTimeout(() => conn.destroy(), Math.max(1000, this.#node.connectTimeoutMs))
+    const timer = setTimeout(() => dropConnection(conn), Math.max(1000, this.#node.connectTimeoutMs))
     timer.unref()
     conn
       .end()

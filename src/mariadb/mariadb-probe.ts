@@ -2,7 +2,13 @@ import type { Connection } from 'mariadb'
 import type { ProbeConnectionOps } from '../health/kept-connection-prober.js'
 import type { DriverNodeOptions, ProbeResult } from '../router/driver.js'
 import { type ProbeMemo, probeWith } from '../mysql2/mysql2-probe.js'
-import type { MariadbModule } from './mariadb-node-pool.js'
+import {
+  dropConnection,
+  dropSocket,
+  type MariadbModule,
+  socketOf,
+  withOwnSocket,
+} from './mariadb-node-pool.js'
 import { mariadbProbeOptions } from './mariadb-options.js'
 
 const noop = (): void => {}
@@ -43,9 +49,8 @@ export function mariadbProbeOps(
   return {
     async connect(signal) {
       signal.throwIfAborted()
-      const pending = lib.createConnection(
-        mariadbProbeOptions(node) as Parameters<MariadbModule['createConnection']>[0],
-      )
+      const own = withOwnSocket(mariadbProbeOptions(node))
+      const pending = lib.createConnection(own.options as Parameters<MariadbModule['createConnection']>[0])
       let onAbort = noop
       const aborted = new Promise<never>((_, reject) => {
         onAbort = () => reject(signal.reason)
@@ -55,12 +60,14 @@ export function mariadbProbeOps(
       try {
         conn = await Promise.race([pending, aborted])
       } catch (err) {
-        // A connection that opens after the abort is closed at once.
+        // The socket is dropped at once; a connection that opens after the abort is closed too.
+        dropSocket(own.socket())
         pending.then((c) => c.destroy(), noop)
         throw err
       } finally {
         signal.removeEventListener('abort', onAbort)
       }
+      own.adopt(conn)
       const c: MariadbProbeConn = { conn, broken: false }
       conn.on('error', () => {
         c.broken = true
@@ -73,13 +80,13 @@ export function mariadbProbeOps(
     probe: (c) => probeWith((sql) => rowsOf(c.conn, sql), c.conn.serverVersion(), node, memo),
     broken: (c) => c.broken || !c.conn.isValid(),
     setActive(c, active) {
-      const socket = (c.conn as unknown as { socket?: { ref?(): void; unref?(): void } }).socket
-      if (active) socket?.ref?.()
-      else socket?.unref?.()
+      const socket = socketOf(c.conn)
+      if (active) socket?.ref()
+      else socket?.unref()
     },
     close(c) {
       c.broken = true
-      const timer = setTimeout(() => c.conn.destroy(), Math.max(1000, node.connectTimeoutMs))
+      const timer = setTimeout(() => dropConnection(c.conn), Math.max(1000, node.connectTimeoutMs))
       timer.unref()
       c.conn
         .end()
@@ -88,7 +95,7 @@ export function mariadbProbeOps(
     },
     destroy(c) {
       c.broken = true
-      c.conn.destroy()
+      dropConnection(c.conn)
     },
   }
 }
