@@ -68,8 +68,11 @@ export function withOwnSocket(options: Record<string, unknown>): {
  * ```
  */
 export function dropConnection(conn: Connection): void {
-  dropSocket(sockets.get(conn))
-  conn.destroy()
+  const socket = sockets.get(conn)
+  // Not the connector's destroy() as well: it would mark the connection closing first, so the
+  // socket's error would no longer reach the running statement.
+  if (socket !== undefined) dropSocket(socket)
+  else conn.destroy()
 }
 
 /**
