@@ -122,6 +122,18 @@ class MariadbDriverImpl implements MariadbDriver {
     return toMariadbResult(result)
   }
 
+  /** The hot path: the connector's promise straight to the callback (no `async` wrapper). */
+  executeCallback(
+    conn: Connection,
+    stmt: Statement,
+    params: readonly unknown[] | undefined,
+    cb: (err: unknown, result?: QueryResult & MariadbResultFields) => void,
+  ): void {
+    const sql = stmt as Parameters<Connection['query']>[0]
+    const p = isPrepared(stmt) ? conn.execute(sql, params) : conn.query(sql, params)
+    p.then((r: unknown) => cb(undefined, toMariadbResult(r)), cb)
+  }
+
   probe(node: DriverNodeOptions, signal: AbortSignal): Promise<ProbeResult> {
     return probeMariadbNode(this.#lib, node, signal, this.#probeMemo)
   }

@@ -184,19 +184,17 @@ export class MariadbNodePool implements DriverPool<Connection> {
     this.#limits = limits
   }
 
+  /** The hot path: an idle connection is handed over synchronously, with no promise. */
+  acquireCallback(cb: (err: unknown, conn?: Connection) => void): void {
+    const conn = this.#closed ? undefined : this.#takeIdle()
+    if (conn !== undefined) cb(null, conn)
+    else this.acquire().then((c) => cb(null, c), cb)
+  }
+
   acquire(): Promise<Connection> {
     if (this.#closed) return Promise.reject(new Error(`node "${this.#node.name}": pool is closed`))
-    for (;;) {
-      const conn = this.#idle.pop()
-      if (conn === undefined) break
-      const state = states.get(conn) as ConnState
-      if (state.broken || !conn.isValid()) {
-        this.#forget(conn)
-        continue
-      }
-      state.busy = true
-      return Promise.resolve(conn)
-    }
+    const idle = this.#takeIdle()
+    if (idle !== undefined) return Promise.resolve(idle)
     if (this.#all.size + this.#connecting < this.#limits.connectionLimit) return this.#open()
     return new Promise<Connection>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, since: performance.now(), timer: undefined }
@@ -271,6 +269,21 @@ export class MariadbNodePool implements DriverPool<Connection> {
       total: this.#all.size + this.#connecting,
       idle: this.#idle.length,
       waiting: this.#waiters.length,
+    }
+  }
+
+  /** The most recently used idle connection that is still open, checked out; `undefined` if none. */
+  #takeIdle(): Connection | undefined {
+    for (;;) {
+      const conn = this.#idle.pop()
+      if (conn === undefined) return undefined
+      const state = states.get(conn) as ConnState
+      if (state.broken || !conn.isValid()) {
+        this.#forget(conn)
+        continue
+      }
+      state.busy = true
+      return conn
     }
   }
 
