@@ -50,7 +50,12 @@ export interface FakeConn {
 }
 
 /** What `kit.onExecute` may return: nothing (the default result), a result, an error, a promise of either, or {@link HANG}. */
-export type ExecuteOutcome = QueryResult | Error | typeof HANG | undefined | Promise<QueryResult | Error | undefined>
+export type ExecuteOutcome =
+  | QueryResult
+  | Error
+  | typeof HANG
+  | undefined
+  | Promise<QueryResult | Error | undefined>
 
 /** One statement the fake driver ran. */
 export interface ExecutedStatement {
@@ -104,6 +109,8 @@ export interface FakeDriverKit {
   failPositionAfterWrite: boolean
   /** Node names whose checkouts the fake saw, in order (`ro:` prefix for the read-only pool). */
   readonly checkouts: string[]
+  /** How often each driver entry point was called: shows which path (callback or promise) the router took. */
+  readonly calls: { acquire: number; acquireCallback: number; execute: number; executeCallback: number }
 }
 
 /** `0/N` → N. */
@@ -125,6 +132,7 @@ export function fakeDriver(
   const probeExtras: Record<string, Partial<ProbeResult>> = {}
   const pools: Record<string, FakePoolStats> = {}
   const checkouts: string[] = []
+  const calls = { acquire: 0, acquireCallback: 0, execute: 0, executeCallback: 0 }
   let nextId = 0
   const settleOnAbort = <T>(signal: AbortSignal | undefined): Promise<T> =>
     new Promise<T>((_, reject) => {
@@ -180,7 +188,10 @@ export function fakeDriver(
         })
       }
       const pool: DriverPool<FakeConn> = {
-        acquire,
+        acquire: () => {
+          calls.acquire++
+          return acquire()
+        },
         release: (conn, destroy) => {
           stats.released++
           stats.busy--
@@ -199,10 +210,18 @@ export function fakeDriver(
         },
         counts: () => ({ total: live, idle: live - stats.busy, waiting: 0 }),
       }
-      if (callbacks) pool.acquireCallback = (cb) => void acquire().then((c) => cb(null, c), cb)
+      if (callbacks) {
+        pool.acquireCallback = (cb) => {
+          calls.acquireCallback++
+          void acquire().then((c) => cb(null, c), cb)
+        }
+      }
       return pool
     },
-    execute: (conn, stmt) => run(conn, stmt),
+    execute: (conn, stmt) => {
+      calls.execute++
+      return run(conn, stmt)
+    },
     probe: (node, signal): Promise<ProbeResult> => {
       const list = probes[node.name] ?? []
       list.push(Date.now())
@@ -223,9 +242,14 @@ export function fakeDriver(
     },
     waitForPosition: async (conn, target, timeoutMs) =>
       kit.onWait === undefined ? (positions[conn.node] ?? '0/1') : kit.onWait(conn.node, target, timeoutMs),
-    beginSql: (o) => (o.isolation === undefined ? (o.readOnly ? 'BEGIN READ ONLY' : 'BEGIN') : ['SET ISOLATION', 'BEGIN']),
+    beginSql: (o) =>
+      o.isolation === undefined ? (o.readOnly ? 'BEGIN READ ONLY' : 'BEGIN') : ['SET ISOLATION', 'BEGIN'],
     savepointSql: (n, op) =>
-      op === 'create' ? `SAVEPOINT ${n}` : op === 'release' ? `RELEASE SAVEPOINT ${n}` : `ROLLBACK TO SAVEPOINT ${n}`,
+      op === 'create'
+        ? `SAVEPOINT ${n}`
+        : op === 'release'
+          ? `RELEASE SAVEPOINT ${n}`
+          : `ROLLBACK TO SAVEPOINT ${n}`,
     classify: (err): ErrorClass =>
       err instanceof FakeConnectError
         ? 'connection'
@@ -237,7 +261,10 @@ export function fakeDriver(
     facade: (host) => host,
   }
   if (callbacks) {
-    driver.executeCallback = (conn, stmt, _params, cb) => void run(conn, stmt).then((r) => cb(null, r), cb)
+    driver.executeCallback = (conn, stmt, _params, cb) => {
+      calls.executeCallback++
+      void run(conn, stmt).then((r) => cb(null, r), cb)
+    }
   }
   const kit: FakeDriverKit = {
     driver,
@@ -253,6 +280,7 @@ export function fakeDriver(
     onWait: undefined,
     failPositionAfterWrite: false,
     checkouts,
+    calls,
   }
   return kit
 }

@@ -74,6 +74,12 @@ describe.each([
       expect(retries.length).toBeGreaterThanOrEqual(1)
       expect(new Set(retries)).toEqual(new Set(['replica1->replica2']))
       expect(router.stats().nodes.find((n) => n.name === 'replica1')?.errors).toBeGreaterThanOrEqual(1)
+      // every checkout and statement, retries included, took the path this driver offers
+      const { acquire, acquireCallback, execute, executeCallback } = kit.calls
+      if (callbacks) expect([acquire, execute]).toEqual([0, 0])
+      else expect([acquireCallback, executeCallback]).toEqual([0, 0])
+      expect(callbacks ? acquireCallback : acquire).toBe(4 + retries.length)
+      expect(callbacks ? executeCallback : execute).toBe(4 + retries.length)
     } finally {
       await router.close()
     }
