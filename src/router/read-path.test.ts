@@ -495,6 +495,43 @@ describe('ReadPath: read-your-writes', () => {
     }
   })
 
+  it('a token from another instance: its position is checked by reading the primary\'s, then routes the reads', async () => {
+    const a = setup()
+    const b = setup() // another instance: it never saw the write
+    for (const kit of [a.kit, b.kit]) {
+      kit.positions.primary = '0/10'
+      kit.positions.replica1 = '0/10'
+      kit.positions.replica2 = '0/3'
+    }
+    try {
+      const token = await a.router.session(async () => {
+        await a.router.query('INSERT INTO t VALUES (1)')
+        return a.router.consistencyToken()
+      })
+      const served = await b.router.withConsistencyToken(token, async () => [
+        nodeOf(await read(b.router)),
+        nodeOf(await read(b.router)),
+      ])
+      // replica2 (0/3) never serves it: the checked position 0/10 holds
+      expect(served.every((n) => n === 'replica1' || n === 'primary')).toBe(true)
+      expect(b.kit.checkouts).toContain('primary') // the primary's position was read to check the token
+      // a token whose position is beyond what the primary reached is dropped: reads are balanced again
+      const c = setup()
+      c.kit.positions.primary = '0/5'
+      const dropped = await c.router.withConsistencyToken(token, async () => {
+        const nodes = new Set<string>()
+        for (let i = 0; i < 4; i++) nodes.add(nodeOf(await read(c.router)))
+        return nodes
+      })
+      expect(dropped).toEqual(new Set(['replica1', 'replica2']))
+      expect(c.router.stats().tokens).toMatchObject({ received: 1, rejected: 0, ignored: 1 })
+      await c.router.close()
+    } finally {
+      await a.router.close()
+      await b.router.close()
+    }
+  })
+
   it('a consistency token resumed elsewhere is checked against the primary before it routes', async () => {
     const a = setup()
     a.kit.positions.primary = '0/10'
