@@ -495,7 +495,7 @@ describe('ReadPath: read-your-writes', () => {
     }
   })
 
-  it('a token from another instance: its position is checked by reading the primary\'s, then routes the reads', async () => {
+  it("a token from another instance: its position is checked by reading the primary's, then routes the reads", async () => {
     const a = setup()
     const b = setup() // another instance: it never saw the write
     for (const kit of [a.kit, b.kit]) {
