@@ -285,4 +285,62 @@ describe('discovery and roles (fake driver, fake timers)', () => {
       await router.close()
     }
   })
+
+  it('split brain: after the primary is lost, two nodes reporting primary promote neither until one steps down', async () => {
+    vi.useFakeTimers({ now: 0 })
+    const kit = fakeDriver()
+    kit.roles.node1 = 'primary'
+    const router = createRouter({
+      driver: kit.driver,
+      nodes: ['postgres://db1/app', 'postgres://db2/app', 'postgres://db3/app'],
+      healthCheck: { intervalMs: 100, timeoutMs: 50, failureThreshold: 1 },
+    })
+    const changes: string[] = []
+    router.on('primary:changed', (e) => changes.push(`${e.from}->${e.to}`))
+    try {
+      await vi.advanceTimersByTimeAsync(0)
+      await router.ready()
+      kit.roles.node2 = 'primary' // while node1 is up and primary: nothing changes, both are untrusted
+      kit.roles.node3 = 'primary'
+      await vi.advanceTimersByTimeAsync(100)
+      expect(router.stats().nodes.map((n) => n.unusableReason)).toEqual([
+        undefined,
+        'role-mismatch',
+        'role-mismatch',
+      ])
+      kit.modes.node1 = 'refusing'
+      await vi.advanceTimersByTimeAsync(100)
+      const err = await router.query('INSERT INTO t VALUES (1)').catch((e: unknown) => e)
+      expect((err as Error).message).toMatch(/^the primary of cluster "default" is "node1", which is down/)
+      kit.roles.node3 = 'replica'
+      await vi.advanceTimersByTimeAsync(100)
+      expect(nodeOf(await router.query('INSERT INTO t VALUES (1)'))).toBe('node2')
+      expect(changes).toEqual(['undefined->node1', 'node1->node2'])
+    } finally {
+      await router.close()
+    }
+  })
+
+  it("a driver's kept-connection prober is used for probes and closed with the router", async () => {
+    vi.useFakeTimers({ now: 0 })
+    const kit = fakeDriver()
+    const made: string[] = []
+    let closed = 0
+    kit.driver.createProber = (node, { maxAgeMs }) => {
+      made.push(`${node.name} ${maxAgeMs > 0}`)
+      return { probe: (signal) => kit.driver.probe(node, signal), close: () => void closed++ }
+    }
+    const router = createRouter({
+      driver: kit.driver,
+      primary: 'postgres://db1/app',
+      replicas: [R1],
+      healthCheck: { intervalMs: 100, timeoutMs: 50 },
+    })
+    await vi.advanceTimersByTimeAsync(250)
+    await router.ready()
+    expect(made).toEqual(['primary true', 'replica1 true']) // one per node, kept across rounds
+    expect(kit.probes.primary?.length).toBeGreaterThanOrEqual(3)
+    await router.close()
+    expect(closed).toBe(2)
+  })
 })
