@@ -14,7 +14,12 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config-file/index.js'
-import { type PgCluster, startPgCluster } from '../../src/testing/index.js'
+import {
+  type MariaDbCluster,
+  type PgCluster,
+  startMariaDbCluster,
+  startPgCluster,
+} from '../../src/testing/index.js'
 import { REPO_ROOT } from '../support/ensure-built.js'
 import { DoctestProject, type ProjectFile, type TypeProblem } from './support/doctest-project.js'
 import { blockHandlingProblems, composeBlock, type ComposedBlock } from './support/readme-doctest.js'
@@ -26,6 +31,7 @@ const typed = composed.filter((c): c is ComposedBlock => c !== undefined)
 const runnable = typed.filter((c) => c.runFile !== undefined)
 const commands = blocks.filter((b) => b.marker?.command === true)
 const needsPg = runnable.some((c) => c.block.marker?.run === 'pg')
+const needsMysql = runnable.some((c) => c.block.marker?.run === 'mysql')
 
 /** What the quick starts print, by section. */
 const EXPECTED_OUTPUT: Readonly<Record<string, readonly RegExp[]>> = {
@@ -49,6 +55,8 @@ const FIXTURE_SQL = [
 
 let project: DoctestProject
 let cluster: PgCluster | undefined
+/** A MariaDB primary + 2 GTID replicas for `run=mysql` blocks (started only when one exists). */
+let mysqlCluster: MariaDbCluster | undefined
 let typeErrors: TypeProblem[]
 
 beforeAll(async () => {
@@ -67,10 +75,12 @@ beforeAll(async () => {
     })
     await cluster.waitForReplication()
   }
+  if (needsMysql) mysqlCluster = await startMariaDbCluster({ replicas: 2 })
 }, 180_000)
 
 afterAll(async () => {
   await cluster?.stop()
+  await mysqlCluster?.stop()
   project?.remove()
 })
 
@@ -145,6 +155,10 @@ describe('README doc-tests', () => {
       if (c.block.marker?.run === 'pg' && cluster !== undefined) {
         env.DATABASE_URL = cluster.primary.url
         env.REPLICA_URLS = cluster.replicas.map((r) => r.url).join(',')
+      }
+      if (c.block.marker?.run === 'mysql' && mysqlCluster !== undefined) {
+        env.DATABASE_URL = mysqlCluster.primary.url
+        env.REPLICA_URLS = mysqlCluster.replicas.map((r) => r.url).join(',')
       }
       const r = await project.run(process.execPath, [c.runFile as string], env, 90_000)
       expect(r.code, `${where(c.block)}\n${r.stdout}\n${r.stderr}`).toBe(0)
