@@ -27,3 +27,10 @@ export {
 export { RoutedMysql2PromiseConnection } from './mysql2-promise-connection.js'
 export type { Mysql2ResultFields } from './mysql2-result.js'
 export { beginStatements } from './mysql2-transaction-sql.js'
+export { RoutedMysql2ModuleConnection } from './routed-mysql2-connection.js'
+export {
+  type RoutedMysql2Module,
+  RoutedMysql2ModulePool,
+  type RoutedMysql2Options,
+  routedMysql2,
+} from './routed-mysql2.js'
