@@ -9,7 +9,7 @@
 import { QueryTypes, type Sequelize as SequelizeType } from 'sequelize'
 import { DataSource, EntitySchema } from 'typeorm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Router } from '../../src/index.js'
+import { ReadOnlyViolationError, type Router } from '../../src/index.js'
 import type { MariaDbCluster } from '../../src/testing/index.js'
 import { type Mysql2Driver, routedMysql2 } from '../../src/mysql2/index.js'
 import { type PgDriver, routedPg } from '../../src/pg/index.js'
@@ -256,6 +256,32 @@ describe.each([pgCase, mariaCase].filter((o) => dialects.includes(o.d)))(
         const r = await rows('to_items', 'to-qr-')
         expect(r.map((i) => who(i.port))).toEqual(['primary', 'primary'])
         expect(new Set(r.map((i) => `${i.conn}/${i.txid}`)).size).toBe(1)
+        await expectIdle(router)
+      })
+
+      it('a write in router.readOnly is refused (ReadOnlyViolationError), nothing written', async () => {
+        const err = await router
+          .readOnly(() => ds.getRepository<Item>('Item').insert({ v: 'to-ro' }))
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          )
+        expect((err as { driverError?: unknown }).driverError).toBeInstanceOf(ReadOnlyViolationError)
+        expect(await rows('to_items', 'to-ro')).toEqual([])
+      })
+
+      it("inside router.transaction, TypeORM's statements and its own transaction run on the router's transaction", async () => {
+        const conn = await router.transaction(async (tx) => {
+          await ds.getRepository<Item>('Item').save({ v: 'to-rt-1' })
+          await ds.transaction((m) => m.getRepository<Item>('Item').save({ v: 'to-rt-2' })) // a savepoint
+          const r = await tx.query(d.whoAmI)
+          return (r.rows[0] as { conn: unknown }).conn
+        })
+        const r = await rows('to_items', 'to-rt-')
+        expect(r.map((i) => i.v)).toEqual(['to-rt-1', 'to-rt-2'])
+        expect(new Set(r.map((i) => `${who(i.port)}/${i.conn}/${i.txid}`))).toEqual(
+          new Set([`primary/${conn}/${r[0]?.txid}`]),
+        )
         await expectIdle(router)
       })
     })
