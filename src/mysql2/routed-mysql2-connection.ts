@@ -146,19 +146,22 @@ export class RoutedMysql2ModuleConnection extends EventEmitter {
     if (cb !== undefined) process.nextTick(cb, null)
   }
 
-  /** Gives a handle got from `pool.getConnection()` back: a pinned connection is returned to the router. */
+  /**
+   * Gives a handle got from `pool.getConnection()` back. A physical connection it still holds (a
+   * transaction left open, a changed session) is closed, never pooled.
+   */
   release(): void {
     this.#unpin()
     this.#onRelease?.(this)
   }
 
-  /** Like `release()`, but a pinned connection is closed rather than pooled. */
+  /** The same as `release()`: a physical connection the handle still holds is closed. */
   destroy(): void {
     this.#unpin()
     this.#onRelease?.(this)
   }
 
-  /** Ends the handle (a pinned connection is returned to the router); the router stays open. */
+  /** Ends the handle (a physical connection it still holds is closed); the router stays open. */
   end(cb?: (err?: Error | null) => void): void {
     if (!this._closing) {
       this._closing = true

@@ -4,11 +4,7 @@ import { ConfigError } from '../errors/config-error.js'
 import type { Router } from '../router/router.js'
 import type { Mysql2Driver } from './mysql2-driver.js'
 import type { Mysql2Module } from './mysql2-node-pool.js'
-import {
-  type RoutedMysql2Host,
-  RoutedMysql2ModuleConnection,
-  statementOptions,
-} from './routed-mysql2-connection.js'
+import { type RoutedMysql2Host, RoutedMysql2ModuleConnection } from './routed-mysql2-connection.js'
 
 /** Options of {@link routedMysql2}. */
 export interface RoutedMysql2Options {
@@ -62,7 +58,7 @@ export class RoutedMysql2ModulePool extends EventEmitter {
     return this.#transient().execute(sql, values, cb)
   }
 
-  /** Ends the pool: connections still out give their pinned connections back; the router stays open. */
+  /** Ends the pool: handles still out are released (see `RoutedMysql2ModuleConnection.release`); the router stays open. */
   end(cb?: (err?: Error | null) => void): void {
     if (!this.#ended) {
       this.#ended = true

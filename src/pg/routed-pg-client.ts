@@ -120,13 +120,16 @@ export class RoutedPgClient extends EventEmitter {
     return p
   }
 
-  /** Gives a handle got from `Pool.connect()` back: a pinned connection is returned to the router. */
+  /**
+   * Gives a handle got from `Pool.connect()` back. A physical connection it still holds goes back to
+   * the router, or is closed when a transaction is still open on it or its session was changed.
+   */
   release(err?: unknown): void {
     this.#unpin(err !== undefined && err !== null && err !== false)
     this.#onRelease?.(this)
   }
 
-  /** Ends the handle: a pinned connection is returned to the router; the router stays open. */
+  /** Ends the handle (a physical connection it still holds is given back as by `release`); the router stays open. */
   end(cb?: (err?: Error) => void): Promise<void> | undefined {
     if (!this.#ended) {
       this.#ended = true
