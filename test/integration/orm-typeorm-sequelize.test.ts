@@ -164,11 +164,11 @@ describe.each([pgCase, mariaCase].filter((o) => dialects.includes(o.d)))(
       // Probes get room on a loaded machine: a replica marked down by a slow probe is not what these tests are about.
       router = testRouter(d, cluster, {
         healthCheck: {
-          intervalMs: 300,
-          timeoutMs: 1500,
+          intervalMs: 1000,
+          timeoutMs: 900,
           failureThreshold: 2,
           successThreshold: 1,
-          maxBackoffMs: 600,
+          maxBackoffMs: 2000,
         },
       })
       await router.ready()
