@@ -18,11 +18,11 @@ import { cancelPgQuery } from './pg-cancel.js'
 import { classifyPgError } from './pg-errors.js'
 import { checkPgClient, type PgSupport } from './pg-internals.js'
 import { createPgNodePool } from './pg-node-pool.js'
-import type { ReadOnlySessionClient } from './pg-read-only-session.js'
 import { createPgPoolFacade } from './pg-pool-facade.js'
-import { pgProbeOps } from './pg-probe.js'
 import { checkPgPoolOptions, knownPgPoolOptions } from './pg-pool-options.js'
 import { lsnReached } from './pg-position.js'
+import { pgProbeOps } from './pg-probe.js'
+import type { ReadOnlySessionClient } from './pg-read-only-session.js'
 
 /** Options of {@link pgDriver}. */
 export interface PgDriverOptions {
