@@ -286,6 +286,11 @@ class Mysql2DriverImpl implements Mysql2Driver {
  *   needs MariaDB with a binary log on the primary, or MySQL with `gtid_mode=ON` (otherwise a
  *   MySQL probe reports no position). `waitForPosition` uses `MASTER_GTID_WAIT` on MariaDB and
  *   polls `@@gtid_executed` on MySQL.
+ * - A session's write needs no position query: each new connection of a writable pool turns on
+ *   GTID session tracking (MariaDB: `last_gtid` added to `session_track_system_variables`; MySQL:
+ *   `session_track_gtids = OWN_GTID`), queued before its first statement, and the GTID comes back
+ *   in the write's OK packet (`takeReplyPosition`). Not with `resetOnRelease: true` (a reset turns
+ *   it off): positions are then read lazily, as when a server refuses the setting.
  *
  * @example
  * ```ts
