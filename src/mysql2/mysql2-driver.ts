@@ -205,13 +205,18 @@ class Mysql2DriverImpl implements Mysql2Driver {
     if (timeoutMs <= 0 || format === undefined || format !== (mariadb ? 'mariadb' : 'mysql')) return read()
     if (mariadb) {
       // MASTER_GTID_WAIT blocks on the server until @@gtid_slave_pos reaches `target` (0) or the
-      // timeout passes (-1): no polling. Fractional seconds are allowed.
+      // timeout passes (-1): no polling. Fractional seconds are allowed. The position is read in
+      // the same statement, after the wait (select items are evaluated in order; were one read
+      // first, it would only look older than the target: the read then goes to the primary).
       const base = queryTimeoutOf(core)
-      await queryRows(conn, 'SELECT MASTER_GTID_WAIT(?, ?) AS r', base > 0 ? base + timeoutMs : 0, [
-        target,
-        timeoutMs / 1000,
-      ])
-      return read()
+      const rows = await queryRows(
+        conn,
+        'SELECT MASTER_GTID_WAIT(?, ?) AS r, @@GLOBAL.gtid_slave_pos AS pos',
+        base > 0 ? base + timeoutMs : 0,
+        [target, timeoutMs / 1000],
+      )
+      const pos = rows[0]?.pos
+      return typeof pos === 'string' ? pos.replace(/\s+/g, '') : undefined
     }
     // MySQL: poll @@gtid_executed (as the pg driver polls its replay LSN).
     const deadline = Date.now() + timeoutMs
