@@ -147,6 +147,12 @@ class PgDriverImpl implements PgDriver {
     return lsnReached(replay, target)
   }
 
+  /**
+   * `pg_current_wal_insert_lsn()`, not `pg_current_wal_lsn()`: with `synchronous_commit = off`
+   * (settable per transaction) a `COMMIT` returns before its WAL is written, so the write position
+   * read after it may still be short of that commit; the insert position never is. Read-your-writes
+   * reads it lazily and shared (see `PrimaryPosition.afterWrite`), never once per write.
+   */
   async positionAfterWrite(conn: pg.Client): Promise<string> {
     const res = await conn.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')
     const lsn = res.rows[0]?.lsn
