@@ -59,3 +59,14 @@ describe('positions from write replies (mysql2)', () => {
     expect(sessionTrackingSql(undefined)).toBeUndefined()
   })
 })
+
+describe('positions from write replies: bounded', () => {
+  it('writes nobody takes (outside sessions) are not kept without bound: past 16 reports, the take gives nothing', () => {
+    const core = {}
+    for (let i = 1; i <= 1000; i++)
+      noteReply(core, header({ systemVariables: { last_gtid: `0-1-${i}` } }), undefined)
+    expect(takeReplyPosition(core)).toBeUndefined() // the router then reads the position
+    noteReply(core, header({ systemVariables: { last_gtid: '0-1-1001' } }), undefined)
+    expect(takeReplyPosition(core)).toBe('0-1-1001') // a take starts over
+  })
+})

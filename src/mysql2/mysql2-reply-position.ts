@@ -12,8 +12,15 @@ import { mergeGtidPositions } from './gtid.js'
  * domain / as a GTID set, until the router takes it ({@link takeReplyPosition}).
  */
 
-/** What the replies of each core connection reported since the last take. */
-const gathered = new WeakMap<object, string>()
+/**
+ * What the replies of each core connection reported since the last take: the GTID texts as they
+ * came (merged only when taken, so writes nobody takes cost no parsing), or `null` once more than
+ * {@link MAX_GATHERED} came (then nothing usable: the router reads the position instead).
+ */
+const gathered = new WeakMap<object, string[] | null>()
+
+/** Most GTID reports kept per connection between two takes (a session's write usually brings one). */
+const MAX_GATHERED = 16
 
 /** mysql2's parsed session-state changes of an OK packet (the parts used here). */
 interface StateChanges {
@@ -26,11 +33,11 @@ function gather(core: object, changes: StateChanges): void {
   const own = changes.gtids !== undefined && changes.gtids.length > 0 ? changes.gtids.join(',') : undefined
   for (const position of [lastGtid, own]) {
     if (position === undefined || position.trim() === '') continue
-    const prev = gathered.get(core)
-    const merged = prev === undefined ? position : mergeGtidPositions(prev, position)
-    if (merged === undefined)
-      gathered.delete(core) // unparsable: nothing usable (the router reads the position instead)
-    else gathered.set(core, merged)
+    const list = gathered.get(core)
+    if (list === null) return
+    if (list === undefined) gathered.set(core, [position])
+    else if (list.length >= MAX_GATHERED) gathered.set(core, null)
+    else list.push(position)
   }
 }
 
@@ -73,8 +80,13 @@ export function noteReply(core: object, result: unknown, fields: unknown): void 
  * ```
  */
 export function takeReplyPosition(core: object): string | undefined {
-  const position = gathered.get(core)
-  if (position !== undefined) gathered.delete(core)
+  const list = gathered.get(core)
+  if (list === undefined) return undefined
+  gathered.delete(core)
+  if (list === null) return undefined
+  let position: string | undefined = list[0]
+  for (let i = 1; i < list.length && position !== undefined; i++)
+    position = mergeGtidPositions(position, list[i] as string)
   return position
 }
 
