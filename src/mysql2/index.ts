@@ -12,7 +12,7 @@
  *
  * @module
  */
-export { gtidReached } from './gtid.js'
+export { gtidReached, mergeGtidPositions } from './gtid.js'
 export { RoutedMysql2Connection } from './mysql2-connection-facade.js'
 export { type Mysql2Driver, type Mysql2DriverOptions, mysql2Driver } from './mysql2-driver.js'
 export { classifyMysqlError } from './mysql2-errors.js'
