@@ -53,7 +53,8 @@ export type GetConnectionCallback = (err: Error | null, connection: RoutedMysql2
 export class RoutedMysql2Pool extends EventEmitter {
   readonly #host: FacadeHost<PoolConnection>
   readonly #lib: Mysql2Module
-  readonly #seen = new WeakSet<object>()
+  /** One wrapper per physical connection (by its core connection), for the connection's lifetime. */
+  readonly #wrappers = new WeakMap<object, RoutedMysql2Connection>()
 
   constructor(lib: Mysql2Module, host: FacadeHost<PoolConnection>) {
     super()
@@ -93,7 +94,11 @@ export class RoutedMysql2Pool extends EventEmitter {
   getConnection(): Promise<RoutedMysql2PromiseConnection>
   getConnection(cb: GetConnectionCallback): void
   getConnection(cb?: GetConnectionCallback): Promise<RoutedMysql2PromiseConnection> | undefined {
-    const p = this.#host.connect().then((sc) => this.#wrap(sc))
+    const host = this.#host
+    const waiting = host.counts().waiting
+    const p = host.connect().then((sc) => this.#wrap(sc))
+    // The checkout queued (synchronously, in the node's pool) behind connections all in use.
+    if (host.counts().waiting > waiting) this.emit('enqueue')
     if (typeof cb === 'function') {
       p.then(
         (conn) => cb(null, conn),
@@ -137,11 +142,18 @@ export class RoutedMysql2Pool extends EventEmitter {
   }
 
   #wrap(sc: ScopedConnection<PoolConnection>): RoutedMysql2Connection {
-    const conn = new RoutedMysql2Connection(sc, this)
     const core = coreOf(sc.conn)
-    if (!this.#seen.has(core)) {
-      this.#seen.add(core)
+    let conn = this.#wrappers.get(core)
+    if (conn === undefined) {
+      conn = new RoutedMysql2Connection(sc, this)
+      this.#wrappers.set(core, conn)
       this.emit('connection', conn)
+    } else if (conn.checkedOut) {
+      // A transaction's connection checked out again while in use (concurrent work in one
+      // `router.transaction`): a wrapper of its own, so each checkout keeps its own release.
+      conn = new RoutedMysql2Connection(sc, this)
+    } else {
+      conn.checkOutAgain(sc)
     }
     this.emit('acquire', conn)
     return conn
