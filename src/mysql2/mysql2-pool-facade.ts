@@ -34,9 +34,15 @@ export type GetConnectionCallback = (err: Error | null, connection: RoutedMysql2
  * passive health); `execute` uses prepared statements. `getConnection()` checks out a connection
  * chosen by the scope: inside `router.transaction` it is the transaction's own, whose
  * BEGIN/COMMIT/ROLLBACK become savepoints and whose `release()` leaves it to the transaction.
- * `end()` closes the router. Events: `connection` (first checkout of a physical connection),
- * `acquire`, `release`, and `error` (background errors, emitted only while someone listens).
- * Caveats: `enqueue` is never emitted (the router's node pools queue internally); a pool query
+ * `end()` closes the router.
+ *
+ * Connections keep their identity: every checkout of one physical connection hands out the same
+ * {@link RoutedMysql2Connection} (and the same promise-style one), for the connection's lifetime.
+ * Events, as mysql2's pool emits them: `connection` (a physical connection's first checkout),
+ * `acquire` (every checkout), `release` (every release), `enqueue` (a checkout waits: every
+ * connection of the node is in use), and `error` (background errors such as an idle connection
+ * dying, emitted only while someone listens: never an unhandled `'error'`). Caveats: pool-level
+ * `query`/`execute` go through the router without a checkout and emit none of these; a pool query
  * without a callback returns a promise, not a streamable command (stream through `getConnection`).
  *
  * Tested with Kysely 0.28 (`MysqlDialect`, transactions, `stream()`) and Drizzle 0.45

@@ -246,6 +246,20 @@ function facadeClass(lib: typeof pg): new (host: FacadeHost<pg.Client>) => pg.Po
  * are routed by the caller's scope. `connect()` inside `router.transaction` returns the
  * transaction's connection (its `release` is a no-op and its BEGIN/COMMIT/ROLLBACK become
  * savepoints, so the outermost transaction wins). `end()` closes the router.
+ *
+ * Connections keep their identity: every checkout of one physical `pg.Client` hands out the same
+ * `pg.PoolClient` object for the client's lifetime. Events, as `pg.Pool` emits them: `connect`
+ * (client; a physical client's first checkout), `acquire` (client; every checkout), `release`
+ * (err, client; every release), `remove` (client; a client handed out before has closed), `error`
+ * (err, client?; a background error such as an idle client dying on the server, with its client
+ * when the facade handed it out; emitted only while someone listens, so never an unhandled
+ * `'error'`). `pool.query()` goes through the router without a checkout and emits none of them.
+ *
+ * @example
+ * ```ts
+ * const pool = createPgPoolFacade(pg, host)
+ * pool.on('error', (err) => log.warn({ err }, 'idle connection lost'))
+ * ```
  */
 export function createPgPoolFacade(lib: typeof pg, host: FacadeHost<pg.Client>): pg.Pool {
   const Ctor = facadeClass(lib)

@@ -13,7 +13,9 @@ import type { Router } from '../../src/index.js'
 import type { Mysql2RouterPool } from '../../src/mysql2/index.js'
 import { type DialectCase, dialects, expectIdle, type TestCluster, testRouter } from './support/dialects.js'
 
-type QueryableCluster = TestCluster & { query(name: string, sql: string, params?: unknown[]): Promise<unknown> }
+type QueryableCluster = TestCluster & {
+  query(name: string, sql: string, params?: unknown[]): Promise<unknown>
+}
 
 /** Kills one connection on the primary, by its server-side id. */
 function killSql(d: DialectCase, id: number): string {
@@ -108,11 +110,13 @@ describe.each(dialects)('$name', (d) => {
       const pool = router.pool<pg.Pool>()
       const seen: string[] = []
       const clients = new Set<unknown>()
-      const on = (name: string) => (...args: unknown[]) => {
-        const client = name === 'release' ? args[1] : args[0]
-        clients.add(client)
-        seen.push(name === 'release' ? `release:${args[0] === undefined ? 'ok' : 'err'}` : name)
-      }
+      const on =
+        (name: string) =>
+        (...args: unknown[]) => {
+          const client = name === 'release' ? args[1] : args[0]
+          clients.add(client)
+          seen.push(name === 'release' ? `release:${args[0] === undefined ? 'ok' : 'err'}` : name)
+        }
       const names = ['connect', 'acquire', 'release', 'remove'] as const
       const listeners = names.map((n) => [n, on(n)] as const)
       for (const [n, l] of listeners) pool.on(n, l)

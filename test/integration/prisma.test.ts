@@ -52,7 +52,10 @@ beforeAll(async () => {
     `CREATE TABLE p_items (id serial PRIMARY KEY, v text NOT NULL,
        port int DEFAULT inet_server_port(), pid int DEFAULT pg_backend_pid())`,
   )
-  await cluster.query('primary', 'CREATE VIEW p_served AS SELECT id, v, inet_server_port() AS port FROM p_items')
+  await cluster.query(
+    'primary',
+    'CREATE VIEW p_served AS SELECT id, v, inet_server_port() AS port FROM p_items',
+  )
   await cluster.query('primary', `INSERT INTO p_items (v) SELECT 'seed-' || g FROM generate_series(1, 20) g`)
   await cluster.waitForReplication()
   const { PrismaClient } = await generatePrismaClient<{ PrismaClient: ClientCtor }>('prisma')
