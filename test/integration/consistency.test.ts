@@ -11,7 +11,7 @@ import { type PgCluster, startPgCluster } from '../../src/testing/index.js'
 import { expectIdle, LIVENESS_MS, nodeByPort, sleep, stateOf, waitFor } from './support/dialects.js'
 import { logProbes } from './support/probe-log.js'
 
-const HC = { intervalMs: 300, timeoutMs: 200, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 600 }
+const HC = { intervalMs: 500, timeoutMs: 450, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 1000 }
 
 describe('consistency (postgres)', () => {
   let cluster: PgCluster
