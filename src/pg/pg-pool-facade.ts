@@ -139,7 +139,7 @@ function facadeClass(lib: typeof pg): new (host: FacadeHost<pg.Client>) => pg.Po
     /** Errors raised by a client this facade has handed out, with its wrapper (for `'error'`). */
     readonly #errorClients = new WeakMap<object, pg.PoolClient>()
     readonly #released = (w: Wrapped, err: unknown): void => {
-      this.emit('release', err === undefined ? undefined : err, w.client)
+      this.emit('release', err, w.client)
     }
 
     constructor(host: FacadeHost<pg.Client>) {

@@ -30,6 +30,9 @@ export interface RoutematePrismaExtension {
   }
 }
 
+/** The scheduler of each router's extensions. */
+const batchers = new WeakMap<object, ScopeBatcher>()
+
 /** The operations Prisma batches across callers (its data loader groups them by tick). */
 const BATCHED = new Set(['findUnique', 'findUniqueOrThrow'])
 
@@ -66,7 +69,13 @@ const BATCHED = new Set(['findUnique', 'findUniqueOrThrow'])
  * ```
  */
 export function routemate(router: Router<AnyDriver>): RoutematePrismaExtension {
-  const batcher = new ScopeBatcher()
+  // One per router: clients extended twice (or two clients over one router) never mix scopes in a tick.
+  let batcher = batchers.get(router)
+  if (batcher === undefined) {
+    batcher = new ScopeBatcher()
+    batchers.set(router, batcher)
+  }
+  const scheduler = batcher
   return {
     name: 'routemate',
     query: {
@@ -78,7 +87,7 @@ export function routemate(router: Router<AnyDriver>): RoutematePrismaExtension {
         const batched = tx === undefined ? BATCHED.has(operation) : tx.kind === 'batch'
         if (!batched) return Promise.resolve(run(args))
         return new Promise<unknown>((resolve, reject) => {
-          batcher.defer(scopeKey(currentScopeOf(router)), () => {
+          scheduler.defer(scopeKey(currentScopeOf(router)), () => {
             try {
               run(args).then(resolve, reject)
             } catch (err) {
