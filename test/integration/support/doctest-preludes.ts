@@ -102,7 +102,11 @@ const users = pgTable('users', { id: serial('id').primaryKey(), name: text('name
     code: `import { PrismaPg } from '@prisma/adapter-pg'
 declare class PrismaClient {
   constructor(options: { adapter: PrismaPg })
-  user: { findMany(): Promise<{ id: number; name: string }[]> }
+  user: {
+    findMany(): Promise<{ id: number; name: string }[]>
+    findUnique(args: { where: { id: number } }): Promise<{ id: number; name: string } | null>
+  }
+  $extends(extension: { name?: string; query?: import('@prisma/client/extension').Prisma.Extension['query'] }): this
 }`,
   },
   /** A TypeORM `User` entity (an `EntitySchema` of the `users` table); the block's `dataSource` destroyed afterwards. */
