@@ -15,6 +15,8 @@ const external = [
   '@nestjs/terminus',
   'reflect-metadata',
   'rxjs',
+  '@prisma/client',
+  '@prisma/adapter-pg',
 ]
 
 export default defineConfig([
@@ -34,6 +36,7 @@ export default defineConfig([
       'sharding/index': 'src/sharding/index.ts',
       'balancers/index': 'src/balancer/index.ts',
       'driver/index': 'src/driver/index.ts',
+      'prisma/index': 'src/prisma/index.ts',
     },
     format: ['esm', 'cjs'],
     dts: true,

@@ -35,6 +35,7 @@ const SUBPATHS = {
   'routemate/sharding': () => import('./sharding/index.js'),
   'routemate/balancers': () => import('./balancer/index.js'),
   'routemate/driver': () => import('./driver/index.js'),
+  'routemate/prisma': () => import('./prisma/index.js'),
 } as const
 
 describe('the public surface', () => {

@@ -63,13 +63,16 @@ export async function waitForPosition(
   if (timeoutMs <= 0 || format === undefined || format !== (mariadb ? 'mariadb' : 'mysql')) return read()
   if (mariadb) {
     // MASTER_GTID_WAIT blocks on the server until @@gtid_slave_pos reaches `target` (0) or the
-    // timeout passes (-1): no polling. Fractional seconds are allowed.
-    await run(
-      'SELECT MASTER_GTID_WAIT(?, ?) AS r',
+    // timeout passes (-1): no polling. Fractional seconds are allowed. The position is read in
+    // the same statement, after the wait (select items are evaluated in order; were one read
+    // first, it would only look older than the target: the read then goes to the primary).
+    const rows = await run(
+      'SELECT MASTER_GTID_WAIT(?, ?) AS r, @@GLOBAL.gtid_slave_pos AS pos',
       [target, timeoutMs / 1000],
       baseTimeoutMs > 0 ? baseTimeoutMs + timeoutMs : 0,
     )
-    return read()
+    const pos = rows[0]?.pos
+    return typeof pos === 'string' ? pos.replace(/\s+/g, '') : undefined
   }
   // MySQL: poll @@gtid_executed (as the pg driver polls its replay LSN).
   const deadline = Date.now() + timeoutMs

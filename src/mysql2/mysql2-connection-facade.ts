@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events'
 import { Readable } from 'node:stream'
 import type { PoolConnection, QueryOptions } from 'mysql2/promise'
 import type { ScopedConnection } from '../router/facade-host.js'
-import { relayEvents } from './mysql2-event-relay.js'
+import { type EventRelay, relayEvents } from './mysql2-event-relay.js'
 import { type CoreConnection, coreOf, type Mysql2Command, type QueryCallback } from './mysql2-internals.js'
 import { RoutedMysql2PromiseConnection } from './mysql2-promise-connection.js'
 import { queryOptions, sqlOf } from './mysql2-statement.js'
@@ -51,10 +51,10 @@ function failedCommand(err: unknown, callback: QueryCallback | undefined): Mysql
  * ```
  */
 export class RoutedMysql2Connection extends EventEmitter {
-  readonly #sc: ScopedConnection<PoolConnection>
+  #sc: ScopedConnection<PoolConnection>
   readonly #core: CoreConnection
   readonly #owner: ConnectionOwner
-  readonly #detachers: (() => void)[] = []
+  readonly #relay: EventRelay
   #released = false
   #promise: RoutedMysql2PromiseConnection | undefined
 
@@ -63,7 +63,30 @@ export class RoutedMysql2Connection extends EventEmitter {
     this.#sc = sc
     this.#core = coreOf(sc.conn)
     this.#owner = owner
-    relayEvents(this.#core, this, this.#detachers)
+    this.#relay = relayEvents(this.#core, this)
+    this.#relay.arm()
+  }
+
+  /**
+   * Whether the connection is checked out (between `getConnection` and `release()`/`destroy()`).
+   * The pool facade hands out the same object at each checkout of one physical connection.
+   */
+  get checkedOut(): boolean {
+    return !this.#released
+  }
+
+  /**
+   * Starts a new checkout of the same physical connection (the pool facade keeps one wrapper per
+   * physical connection, so libraries that recognise a connection by identity see the same one).
+   * Internal: called by the pool facade only, on a released wrapper.
+   *
+   * @internal
+   */
+  checkOutAgain(sc: ScopedConnection<PoolConnection>): void {
+    this.#sc = sc
+    this.#released = false
+    this.#relay.arm()
+    this.#promise?.attach()
   }
 
   /** Name of the node this connection belongs to. */
@@ -162,7 +185,7 @@ export class RoutedMysql2Connection extends EventEmitter {
   #giveBack(destroy: boolean): void {
     if (this.#released) return
     this.#released = true
-    for (const detach of this.#detachers.splice(0)) detach()
+    this.#relay.disarm()
     this.#promise?.detach()
     this.#sc.release(destroy)
     this.#owner.emit('release', this)

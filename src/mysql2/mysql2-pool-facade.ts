@@ -34,9 +34,15 @@ export type GetConnectionCallback = (err: Error | null, connection: RoutedMysql2
  * passive health); `execute` uses prepared statements. `getConnection()` checks out a connection
  * chosen by the scope: inside `router.transaction` it is the transaction's own, whose
  * BEGIN/COMMIT/ROLLBACK become savepoints and whose `release()` leaves it to the transaction.
- * `end()` closes the router. Events: `connection` (first checkout of a physical connection),
- * `acquire`, `release`, and `error` (background errors, emitted only while someone listens).
- * Caveats: `enqueue` is never emitted (the router's node pools queue internally); a pool query
+ * `end()` closes the router.
+ *
+ * Connections keep their identity: every checkout of one physical connection hands out the same
+ * {@link RoutedMysql2Connection} (and the same promise-style one), for the connection's lifetime.
+ * Events, as mysql2's pool emits them: `connection` (a physical connection's first checkout),
+ * `acquire` (every checkout), `release` (every release), `enqueue` (a checkout waits: every
+ * connection of the node is in use), and `error` (background errors such as an idle connection
+ * dying, emitted only while someone listens: never an unhandled `'error'`). Caveats: pool-level
+ * `query`/`execute` go through the router without a checkout and emit none of these; a pool query
  * without a callback returns a promise, not a streamable command (stream through `getConnection`).
  *
  * Tested with Kysely 0.28 (`MysqlDialect`, transactions, `stream()`) and Drizzle 0.45
@@ -53,7 +59,8 @@ export type GetConnectionCallback = (err: Error | null, connection: RoutedMysql2
 export class RoutedMysql2Pool extends EventEmitter {
   readonly #host: FacadeHost<PoolConnection>
   readonly #lib: Mysql2Module
-  readonly #seen = new WeakSet<object>()
+  /** One wrapper per physical connection (by its core connection), for the connection's lifetime. */
+  readonly #wrappers = new WeakMap<object, RoutedMysql2Connection>()
 
   constructor(lib: Mysql2Module, host: FacadeHost<PoolConnection>) {
     super()
@@ -93,7 +100,11 @@ export class RoutedMysql2Pool extends EventEmitter {
   getConnection(): Promise<RoutedMysql2PromiseConnection>
   getConnection(cb: GetConnectionCallback): void
   getConnection(cb?: GetConnectionCallback): Promise<RoutedMysql2PromiseConnection> | undefined {
-    const p = this.#host.connect().then((sc) => this.#wrap(sc))
+    const host = this.#host
+    const waiting = host.counts().waiting
+    const p = host.connect().then((sc) => this.#wrap(sc))
+    // The checkout queued (synchronously, in the node's pool) behind connections all in use.
+    if (host.counts().waiting > waiting) this.emit('enqueue')
     if (typeof cb === 'function') {
       p.then(
         (conn) => cb(null, conn),
@@ -137,11 +148,18 @@ export class RoutedMysql2Pool extends EventEmitter {
   }
 
   #wrap(sc: ScopedConnection<PoolConnection>): RoutedMysql2Connection {
-    const conn = new RoutedMysql2Connection(sc, this)
     const core = coreOf(sc.conn)
-    if (!this.#seen.has(core)) {
-      this.#seen.add(core)
+    let conn = this.#wrappers.get(core)
+    if (conn === undefined) {
+      conn = new RoutedMysql2Connection(sc, this)
+      this.#wrappers.set(core, conn)
       this.emit('connection', conn)
+    } else if (conn.checkedOut) {
+      // A transaction's connection checked out again while in use (concurrent work in one
+      // `router.transaction`): a wrapper of its own, so each checkout keeps its own release.
+      conn = new RoutedMysql2Connection(sc, this)
+    } else {
+      conn.checkOutAgain(sc)
     }
     this.emit('acquire', conn)
     return conn

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type { FieldPacket, QueryOptions } from 'mysql2/promise'
 import type { RoutedMysql2Connection } from './mysql2-connection-facade.js'
-import { relayEvents } from './mysql2-event-relay.js'
+import { type EventRelay, relayEvents } from './mysql2-event-relay.js'
 import type { CoreConnection, QueryCallback } from './mysql2-internals.js'
 
 /**
@@ -26,13 +26,14 @@ export class RoutedMysql2PromiseConnection extends EventEmitter {
   /** The callback-style connection (mysql2's promise connections expose their core one here). */
   readonly connection: RoutedMysql2Connection
   readonly #core: CoreConnection
-  readonly #detachers: (() => void)[] = []
+  readonly #relay: EventRelay
 
   constructor(connection: RoutedMysql2Connection, core: CoreConnection) {
     super()
     this.connection = connection
     this.#core = core
-    relayEvents(core, this, this.#detachers)
+    this.#relay = relayEvents(core, this)
+    this.#relay.arm()
   }
 
   /** The server's id of this connection (`CONNECTION_ID()`). */
@@ -96,7 +97,12 @@ export class RoutedMysql2PromiseConnection extends EventEmitter {
 
   /** Stops relaying events (called on release). */
   detach(): void {
-    for (const d of this.#detachers.splice(0)) d()
+    this.#relay.disarm()
+  }
+
+  /** Relays events again (called on a new checkout of the same physical connection). */
+  attach(): void {
+    this.#relay.arm()
   }
 
   #call<T>(kind: 'query' | 'execute', sql: unknown, values: unknown): Promise<[T, FieldPacket[]]> {

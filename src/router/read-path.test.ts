@@ -4,8 +4,8 @@ import { NodeAbortError } from '../errors/node-abort-error.js'
 import { PrimaryUnavailableError } from '../errors/primary-unavailable-error.js'
 import { ReadOnlyViolationError } from '../errors/read-only-violation-error.js'
 import {
-  type FakeDriverKit,
   FakeConnectError,
+  type FakeDriverKit,
   FakeReadOnlyError,
   FakeStatementError,
   fakeDriver,
@@ -514,11 +514,19 @@ describe('ReadPath: read-your-writes', () => {
       ])
       // replica2 (0/3) never serves it: the checked position 0/10 holds
       expect(served.every((n) => n === 'replica1' || n === 'primary')).toBe(true)
-      expect(b.kit.checkouts).toContain('primary') // the primary's position was read to check the token
+      // The session only wrote: its token says `unknown` (no position was read at the write), and
+      // the primary's position was read (on its read-only pool) after the token arrived.
+      expect(b.kit.checkouts).toContain('ro:primary')
+      // a session that wrote and then read has its position (0/10) in its token
+      const positioned = await a.router.session(async () => {
+        await a.router.query('INSERT INTO t VALUES (2)')
+        await read(a.router)
+        return a.router.consistencyToken()
+      })
       // a token whose position is beyond what the primary reached is dropped: reads are balanced again
       const c = setup()
       c.kit.positions.primary = '0/5'
-      const dropped = await c.router.withConsistencyToken(token, async () => {
+      const dropped = await c.router.withConsistencyToken(positioned, async () => {
         const nodes = new Set<string>()
         for (let i = 0; i < 4; i++) nodes.add(nodeOf(await read(c.router)))
         return nodes

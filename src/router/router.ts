@@ -43,6 +43,13 @@ export interface CloseOptions {
 }
 
 /**
+ * The routing scope of the caller (`undefined` outside every scope) of a router: for integrations
+ * that must carry a caller's scope across a library's own scheduling (see `routemate/prisma`).
+ * Internal: not exported from the package.
+ */
+export let currentScopeOf: (router: Router<AnyDriver>) => Scope | undefined
+
+/**
  * Routes each query to the right database: writes and transactions to the primary, reads in a
  * `readOnly` scope to a healthy, fresh-enough replica. Made by {@link createRouter}.
  *
@@ -63,6 +70,10 @@ export class Router<D extends AnyDriver = Driver> {
   readonly #driver: Driver
   readonly #events = new RouterEmitter()
   readonly #als = new AsyncLocalStorage<Scope>()
+
+  static {
+    currentScopeOf = (router) => router.#als.getStore()
+  }
   readonly #queryListeners: QueryListener[] = []
   readonly #clusters: readonly Cluster[]
   /** The cluster of statements with no shard in scope (the only one when unsharded). */

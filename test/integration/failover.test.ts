@@ -14,12 +14,12 @@ import {
   type DialectCase,
   dialectsFor,
   expectIdle,
+  LIVENESS_MS,
   nodeByPort,
   sleep,
   stateOf,
   type TestCluster,
   testRouter,
-  LIVENESS_MS,
   waitFor,
 } from './support/dialects.js'
 import { logProbes, type ProbeLog } from './support/probe-log.js'

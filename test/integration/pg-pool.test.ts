@@ -281,7 +281,7 @@ describe('pg pool (postgres)', () => {
       createRouter({
         driver: pgDriver(),
         primary: noPassword,
-        healthCheck: { intervalMs: 200, timeoutMs: 150 },
+        healthCheck: { intervalMs: 1000, timeoutMs: 900 },
         pool: { application_name: APP, ...pool },
       })
     for (const given of [password, async () => password]) {

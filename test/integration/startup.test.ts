@@ -18,6 +18,7 @@ import {
 import { freePorts } from '../../src/testing/process-control/ports.js'
 
 const freePort = async (): Promise<number> => (await freePorts(1))[0] as number
+
 import {
   type DialectCase,
   dialects,

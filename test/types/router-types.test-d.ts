@@ -5,6 +5,7 @@
  * Nothing here runs: every `expectTypeOf` and `@ts-expect-error` is checked by the compiler.
  */
 import { PrismaPg } from '@prisma/adapter-pg'
+import type { Prisma } from '@prisma/client/extension'
 import { drizzle as drizzleMysql2 } from 'drizzle-orm/mysql2'
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres'
 import { Kysely, MysqlDialect, PostgresDialect } from 'kysely'
@@ -34,6 +35,7 @@ import {
 } from '../../src/mysql2/index.js'
 import { RoutemateModule } from '../../src/nestjs/index.js'
 import { type PgDriver, type PgResultFields, pgDriver } from '../../src/pg/index.js'
+import { routemate } from '../../src/prisma/index.js'
 
 interface DB {
   users: { id: number; name: string }
@@ -66,6 +68,14 @@ describe('the pg driver', () => {
     const kysely = new Kysely<DB>({ dialect: new PostgresDialect({ pool: pgRouter.pool() }) })
     expectTypeOf(kysely).toEqualTypeOf<Kysely<DB>>()
     expectTypeOf(new PrismaPg(pgRouter.pool(), { disposeExternalPool: true })).toEqualTypeOf<PrismaPg>()
+  })
+
+  it("routemate/prisma's extension is a Prisma client extension (what $extends takes)", () => {
+    const query: Prisma.Extension['query'] = routemate(pgRouter).query
+    expectTypeOf(query).not.toBeAny()
+    // @ts-expect-error an extension's query hooks must be functions
+    const bad: Prisma.Extension['query'] = { $allOperations: 1 }
+    expectTypeOf(bad).not.toBeAny()
   })
 
   it("types results with pg's fields and command", async () => {

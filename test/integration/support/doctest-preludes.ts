@@ -102,7 +102,11 @@ const users = pgTable('users', { id: serial('id').primaryKey(), name: text('name
     code: `import { PrismaPg } from '@prisma/adapter-pg'
 declare class PrismaClient {
   constructor(options: { adapter: PrismaPg })
-  user: { findMany(): Promise<{ id: number; name: string }[]> }
+  user: {
+    findMany(): Promise<{ id: number; name: string }[]>
+    findUnique(args: { where: { id: number } }): Promise<{ id: number; name: string } | null>
+  }
+  $extends(extension: { name?: string; query?: import('@prisma/client/extension').Prisma.Extension['query'] }): this
 }`,
   },
   /** URLs and a declared `PrismaClient` taking `PrismaMariaDb` (a real one is generated from a MySQL schema). */
@@ -120,6 +124,18 @@ declare class PrismaClient {
   $disconnect(): Promise<void>
 }`,
   },
+  /** A TypeORM `User` entity (an `EntitySchema` of the `users` table); the block's `dataSource` destroyed afterwards. */
+  typeorm: {
+    code: `import { EntitySchema as __EntitySchema } from 'typeorm'
+const User = new __EntitySchema<{ id: number; name: string }>({
+  name: 'User',
+  tableName: 'users',
+  columns: { id: { type: Number, primary: true, generated: true }, name: { type: String } },
+})`,
+    epilogue: 'await dataSource.destroy()',
+  },
+  /** Nothing before; the block's `sequelize` closed afterwards. */
+  sequelize: { code: '', epilogue: 'await sequelize.close()' },
   /**
    * What a NestJS module file imports, the URLs, NestJS's decorator settings; afterwards the
    * block's `AppModule` is booted (`createApplicationContext`) and closed.

@@ -23,6 +23,8 @@ const LINKED = [
   '@prisma/adapter-pg',
   '@prisma/adapter-mariadb',
   '@prisma/client',
+  'typeorm',
+  'sequelize',
   'yaml',
   'express',
   '@types/express',
