@@ -1,6 +1,6 @@
 import { RouterClosedError } from '../errors/router-closed-error.js'
 import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
-import type { QueryResult } from './driver.js'
+import type { IsolationLevel, QueryResult } from './driver.js'
 import type { ReadPath } from './read-path.js'
 import {
   acquireConnection,
@@ -60,6 +60,12 @@ export interface FacadeHost<Conn = unknown> {
   query(sql: Statement, params?: readonly unknown[]): Promise<QueryResult>
   /** Checks out a connection chosen by the caller's scope. */
   connect(): Promise<ScopedConnection<Conn>>
+  /**
+   * Runs `fn` in a transaction, like `router.transaction` (a savepoint when nested; read-only on a
+   * replica inside a `readOnly` scope unless `readOnly: false`); inside `fn`, `connect()` returns
+   * the transaction's connection.
+   */
+  transaction<T>(fn: () => Promise<T> | T, options: { readOnly?: boolean; isolation?: IsolationLevel }): Promise<T>
   /** Sum of every node's pool occupancy. */
   counts(): { total: number; idle: number; waiting: number }
   /** Closes the router. */
@@ -81,7 +87,9 @@ export interface FacadeHost<Conn = unknown> {
 export function routerFacadeHost(
   core: RouterCore,
   reads: ReadPath,
-  router: Pick<FacadeHost, 'query' | 'close'>,
+  router: Pick<FacadeHost, 'query' | 'close'> & {
+    transaction<T>(fn: () => Promise<T> | T, options: { readOnly?: boolean; isolation?: IsolationLevel }): Promise<T>
+  },
 ): FacadeHost {
   // What the scoped connections use of the router (made once, not per checkout).
   const deps: ScopedConnectionDeps = {
@@ -107,6 +115,7 @@ export function routerFacadeHost(
             return reads.read(cluster, scope, sql, params)
           },
     connect: () => connect(core, reads, deps, defaultScope),
+    transaction: (fn, options) => router.transaction(() => fn(), options),
     counts: () => {
       const sum = { total: 0, idle: 0, waiting: 0 }
       for (const c of core.clusters) {
