@@ -154,7 +154,9 @@ class PostgresDriverImpl implements PostgresDriver {
   ): Promise<QueryResult & PostgresResultFields> {
     if (conn.broken) return Promise.reject(connectionLost())
     if (typeof stmt !== 'string')
-      return Promise.reject(new TypeError('the postgres.js driver runs SQL text only (use router.sql() for more)'))
+      return Promise.reject(
+        new TypeError('the postgres.js driver runs SQL text only (use router.sql() for more)'),
+      )
     const q = conn.sql.unsafe(stmt, (params ?? []) as postgres.ParameterOrJSON<never>[])
     conn.current = q as unknown as PgJsQuery
     return (q as unknown as Promise<Rows>).then(resultOf)
@@ -227,7 +229,9 @@ class PostgresDriverImpl implements PostgresDriver {
   }
 
   async positionAfterWrite(conn: PostgresConn): Promise<string> {
-    const rows = (await conn.sql.unsafe('SELECT pg_current_wal_insert_lsn()::text AS lsn')) as unknown as Array<{
+    const rows = (await conn.sql.unsafe(
+      'SELECT pg_current_wal_insert_lsn()::text AS lsn',
+    )) as unknown as Array<{
       lsn: string
     }>
     const lsn = rows[0]?.lsn
@@ -238,7 +242,9 @@ class PostgresDriverImpl implements PostgresDriver {
   async waitForPosition(conn: PostgresConn, target: string, timeoutMs: number): Promise<string | undefined> {
     const deadline = Date.now() + timeoutMs
     for (;;) {
-      const rows = (await conn.sql.unsafe('SELECT pg_last_wal_replay_lsn()::text AS lsn')) as unknown as Array<{
+      const rows = (await conn.sql.unsafe(
+        'SELECT pg_last_wal_replay_lsn()::text AS lsn',
+      )) as unknown as Array<{
         lsn: string | null
       }>
       const lsn = rows[0]?.lsn ?? undefined
@@ -269,7 +275,10 @@ class PostgresDriverImpl implements PostgresDriver {
     const state = conn.current?.state
     if (state == null || typeof state.pid !== 'number' || typeof state.secret !== 'number')
       return Promise.resolve(false)
-    return sendCancelRequest({ pid: state.pid, secret: state.secret, host: conn.host, port: conn.port }, signal)
+    return sendCancelRequest(
+      { pid: state.pid, secret: state.secret, host: conn.host, port: conn.port },
+      signal,
+    )
   }
 
   classify(err: unknown) {

@@ -51,7 +51,7 @@ const REFUSED: Readonly<Record<string, string>> = {
   user: "the node's URL names the user",
   username: "the node's URL names the user",
   connect_timeout: 'the connect deadline is the node\'s "connectTimeoutMs"',
-  target_session_attrs: "routemate finds each node's role itself (see the router's \"url\" option)",
+  target_session_attrs: 'routemate finds each node\'s role itself (see the router\'s "url" option)',
   socket: 'routemate opens the sockets itself',
   onclose: 'routemate watches its connections itself',
   types: 'set it for every node: postgresDriver({ types })',
@@ -64,7 +64,10 @@ const REFUSED: Readonly<Record<string, string>> = {
 }
 
 /** Every option name a node's `pool` may use. */
-export const POSTGRES_NODE_OPTIONS: readonly string[] = [...POSTGRES_POOL_OPTIONS, ...POSTGRES_CONNECTION_OPTIONS]
+export const POSTGRES_NODE_OPTIONS: readonly string[] = [
+  ...POSTGRES_POOL_OPTIONS,
+  ...POSTGRES_CONNECTION_OPTIONS,
+]
 
 /**
  * Checks one node `pool` object for the postgres.js driver, throwing a `ConfigError` at `at(key)`
@@ -87,7 +90,10 @@ export function checkPostgresPoolOptions(
   }
   const connection = pool.connection
   if (connection !== undefined && !isPlainObject(connection))
-    throw new ConfigError(at('connection'), `expected an object of startup parameters, got ${describe(connection)}`)
+    throw new ConfigError(
+      at('connection'),
+      `expected an object of startup parameters, got ${describe(connection)}`,
+    )
   const seconds = (key: string): number => {
     const v = pool[key]
     if (v === undefined || v === null || v === 0) return 0

@@ -1,7 +1,7 @@
 import type postgres from 'postgres'
 import { sendCancelRequest } from '../pg/pg-cancel.js'
 import type { IsolationLevel } from '../router/driver.js'
-import type { FacadeHost, ScopedConnection } from '../router/facade-host.js'
+import type { CapturedScope, FacadeHost, ScopedConnection } from '../router/facade-host.js'
 import type { PgJsQuery, PostgresConn } from './postgres-connection.js'
 import { classifyPostgresError, connectionLost } from './postgres-errors.js'
 
@@ -24,6 +24,8 @@ interface Q extends PgJsQuery {
   cursorFn?: unknown
   resolve: (x: unknown) => void
   reject: (e: unknown) => void
+  /** The routing scope the query was built in (it runs by it, whenever it is awaited). */
+  rmScope?: CapturedScope
 }
 
 type Handler = ((q: Q) => void) & { debug?: unknown }
@@ -55,14 +57,24 @@ function connHandler(conn: PostgresConn): Handler {
   return h
 }
 
-const ISOLATIONS: readonly IsolationLevel[] = ['read uncommitted', 'read committed', 'repeatable read', 'serializable']
+const ISOLATIONS: readonly IsolationLevel[] = [
+  'read uncommitted',
+  'read committed',
+  'repeatable read',
+  'serializable',
+]
 
 /**
  * Reads the options of postgres.js's `sql.begin(options, fn)` (`'read only'`, `'read write'`,
  * `'isolation level serializable'`...) as routemate transaction options.
  */
 export function beginOptionsOf(text: string): { readOnly?: boolean; isolation?: IsolationLevel } {
-  const words = text.toLowerCase().replace(/[^a-z ]/g, ' ').split(/\s+/).filter(Boolean).join(' ')
+  const words = text
+    .toLowerCase()
+    .replace(/[^a-z ]/g, ' ')
+    .split(/\s+/)
+    .filter(Boolean)
+    .join(' ')
   let rest = words
   const out: { readOnly?: boolean; isolation?: IsolationLevel } = {}
   for (const level of ISOLATIONS) {
@@ -90,7 +102,8 @@ export function beginOptionsOf(text: string): { readOnly?: boolean; isolation?: 
  * their modifiers — `.values()`, `.raw()`, `.simple()`, `.describe()`, `.cursor()`, `.forEach()`,
  * `.cancel()` —, `sql.unsafe`, the helpers `sql(identifier)`, `sql(object, ...columns)`,
  * `sql.json`, `sql.array`, `sql.typed`) whose statements run on a connection chosen by the
- * caller's scope, checked out for the statement and given back when it completes; with
+ * caller's scope (the scope the query was built in: a postgres.js query runs when awaited, which
+ * may be after its scope callback returned it), checked out for the statement and given back when it completes; with
  * routemate's read-only guard on read-only connections, passive health and `queryTimeoutMs`
  * (not for cursors). `sql.begin(options?, fn)` is `router.transaction` (its `'read only'`,
  * `'read write'` and isolation level options taken as its options): on the primary, or inside a
@@ -113,7 +126,12 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
       const arg = q.args[i - 1]
       let piece = '$1'
       if (isQuery(arg)) piece = textOf(arg)
-      else if (arg !== null && typeof arg === 'object' && 'value' in arg && arg.constructor?.name === 'Identifier')
+      else if (
+        arg !== null &&
+        typeof arg === 'object' &&
+        'value' in arg &&
+        arg.constructor?.name === 'Identifier'
+      )
         piece = String((arg as { value: unknown }).value)
       out += ` ${piece} ${q.strings[i]}`
     }
@@ -123,7 +141,12 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
   const canceller = (q: Q): Promise<void> => {
     const conn = dispatchedOn.get(q)
     const state = q.state
-    if (conn === undefined || state == null || typeof state.pid !== 'number' || typeof state.secret !== 'number') {
+    if (
+      conn === undefined ||
+      state == null ||
+      typeof state.pid !== 'number' ||
+      typeof state.secret !== 'number'
+    ) {
       if (!q.executed || conn === undefined) {
         q.cancelled = true
         q.reject(
@@ -196,8 +219,11 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
   const makeSql = (dispatch: Handler, pinned: Pinned | undefined): RoutedSql => {
     dispatch.debug = false
     const sql = ((strings: unknown, ...args: unknown[]) => {
-      if (Array.isArray(strings) && Array.isArray((strings as { raw?: unknown }).raw))
-        return new QueryClass(strings as readonly string[], args, dispatch, canceller)
+      if (Array.isArray(strings) && Array.isArray((strings as { raw?: unknown }).raw)) {
+        const q = new QueryClass(strings as readonly string[], args, dispatch, canceller)
+        if (pinned === undefined) q.rmScope = host.captureScope()
+        return q
+      }
       return (template as unknown as (...a: unknown[]) => unknown)(strings, ...args)
     }) as unknown as RoutedSql & Record<string, unknown>
     const unsafe = (string: string, args: unknown = [], options: Record<string, unknown> = {}) => {
@@ -208,11 +234,13 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
         a = []
       }
       const list = a as unknown[]
-      return new QueryClass([string], list, dispatch, canceller, {
+      const q = new QueryClass([string], list, dispatch, canceller, {
         prepare: false,
         ...o,
         simple: 'simple' in o ? o.simple : list.length === 0,
       })
+      if (pinned === undefined) q.rmScope = host.captureScope()
+      return q
     }
     const t = template as unknown as Record<string, unknown>
     const unsupported = (name: string) => () => {
@@ -289,7 +317,7 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
 
   /** The routed handler: one checkout per statement, by the caller's scope. */
   const routed: Handler = (q) => {
-    host.connect().then(
+    host.connect(q.rmScope).then(
       (sc) =>
         runOn(sc, q, (err) => {
           const destroy = sc.conn.broken || (err != null && classifyPostgresError(err) === 'connection')

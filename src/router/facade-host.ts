@@ -54,18 +54,30 @@ export interface ScopedConnection<Conn = unknown> {
   release(destroy: boolean): void
 }
 
+/** A caller's routing scope, taken by `FacadeHost.captureScope` (opaque). */
+export type CapturedScope = { readonly __routemateScope: never } | undefined
+
 /** What a driver's pool facade may use of the router. */
 export interface FacadeHost<Conn = unknown> {
   /** Routes one statement by the caller's scope, like `router.query`. */
   query(sql: Statement, params?: readonly unknown[]): Promise<QueryResult>
-  /** Checks out a connection chosen by the caller's scope. */
-  connect(): Promise<ScopedConnection<Conn>>
+  /**
+   * Checks out a connection chosen by the caller's scope — or by `scope`, one taken earlier with
+   * {@link FacadeHost.captureScope} (for statements built in one scope and run later, as
+   * postgres.js's lazy queries are).
+   */
+  connect(...scope: [] | [CapturedScope]): Promise<ScopedConnection<Conn>>
+  /** The caller's routing scope, for a later `connect(scope)`. */
+  captureScope(): CapturedScope
   /**
    * Runs `fn` in a transaction, like `router.transaction` (a savepoint when nested; read-only on a
    * replica inside a `readOnly` scope unless `readOnly: false`); inside `fn`, `connect()` returns
    * the transaction's connection.
    */
-  transaction<T>(fn: () => Promise<T> | T, options: { readOnly?: boolean; isolation?: IsolationLevel }): Promise<T>
+  transaction<T>(
+    fn: () => Promise<T> | T,
+    options: { readOnly?: boolean; isolation?: IsolationLevel },
+  ): Promise<T>
   /** Sum of every node's pool occupancy. */
   counts(): { total: number; idle: number; waiting: number }
   /** Closes the router. */
@@ -88,7 +100,10 @@ export function routerFacadeHost(
   core: RouterCore,
   reads: ReadPath,
   router: Pick<FacadeHost, 'query' | 'close'> & {
-    transaction<T>(fn: () => Promise<T> | T, options: { readOnly?: boolean; isolation?: IsolationLevel }): Promise<T>
+    transaction<T>(
+      fn: () => Promise<T> | T,
+      options: { readOnly?: boolean; isolation?: IsolationLevel },
+    ): Promise<T>
   },
 ): FacadeHost {
   // What the scoped connections use of the router (made once, not per checkout).
@@ -114,7 +129,15 @@ export function routerFacadeHost(
             if (cluster === undefined) return Promise.reject(new ShardKeyRequiredError())
             return reads.read(cluster, scope, sql, params)
           },
-    connect: () => connect(core, reads, deps, defaultScope),
+    connect: (...scope) =>
+      connect(
+        core,
+        reads,
+        deps,
+        defaultScope,
+        scope.length === 0 ? core.als.getStore() : (scope[0] as Scope | undefined),
+      ),
+    captureScope: () => core.als.getStore() as unknown as CapturedScope,
     transaction: (fn, options) => router.transaction(() => fn(), options),
     counts: () => {
       const sum = { total: 0, idle: 0, waiting: 0 }
@@ -142,9 +165,9 @@ async function connect(
   reads: ReadPath,
   deps: ScopedConnectionDeps,
   defaultScope: ((caller: Scope | undefined) => Scope | undefined) | undefined,
+  caller: Scope | undefined,
 ): Promise<ScopedConnection> {
   if (core.closed) throw new RouterClosedError()
-  const caller = core.als.getStore()
   const scope = defaultScope?.(caller) ?? caller
   const tx = scope?.tx
   if (tx !== undefined) return scopedConnection(deps, tx.cluster, tx.routerNode, tx.conn, tx.readOnly, tx)
