@@ -3,17 +3,24 @@
  * delayed with recovery_min_apply_delay, lag exclusion of a replica whose replay is paused, and
  * primary discovery through a real promotion.
  */
-import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRouter, PrimaryUnavailableError, type Router, type RouterEvents } from '../../src/index.js'
-import { pgDriver } from '../../src/pg/index.js'
 import { type PgCluster, startPgCluster } from '../../src/testing/index.js'
-import { expectIdle, LIVENESS_MS, nodeByPort, sleep, stateOf, waitFor } from './support/dialects.js'
+import {
+  type DialectCase,
+  dialectsFor,
+  expectIdle,
+  LIVENESS_MS,
+  nodeByPort,
+  sleep,
+  stateOf,
+  waitFor,
+} from './support/dialects.js'
 import { logProbes } from './support/probe-log.js'
 
 const HC = { intervalMs: 300, timeoutMs: 200, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 600 }
 
-describe('consistency (postgres)', () => {
+describe.each(dialectsFor('consistency', 'postgres'))('consistency ($name)', (d: DialectCase) => {
   let cluster: PgCluster
   let who: (port: unknown) => string
 
@@ -30,7 +37,7 @@ describe('consistency (postgres)', () => {
 
   const makeRouter = (options: Partial<Parameters<typeof createRouter>[0]> = {}): Router =>
     createRouter({
-      driver: pgDriver(),
+      driver: d.driver(),
       primary: { name: 'primary', url: cluster.primary.url },
       replicas: cluster.replicas.map((r) => ({ name: r.name, url: r.url })),
       healthCheck: HC,
@@ -68,7 +75,7 @@ describe('consistency (postgres)', () => {
     try {
       await router.ready()
       const { stale } = await writeThenRead(router, 40)
-      console.log(`[postgres] read-your-writes off: ${stale} stale reads of 40`)
+      console.log(`[${d.name}] read-your-writes off: ${stale} stale reads of 40`)
       expect(stale).toBeGreaterThan(0)
     } finally {
       await router.close()
@@ -86,7 +93,7 @@ describe('consistency (postgres)', () => {
       await router.ready()
       const { stale, served } = await writeThenRead(router, 1000)
       console.log(
-        `[postgres] position mode, replica1 delayed 300 ms: ${stale} stale of 1000; served ${JSON.stringify(served)}`,
+        `[${d.name}] position mode, replica1 delayed 300 ms: ${stale} stale of 1000; served ${JSON.stringify(served)}`,
       )
       expect(stale).toBe(0)
       expect(served.replica2 ?? 0).toBeGreaterThan(500)
@@ -105,7 +112,7 @@ describe('consistency (postgres)', () => {
     try {
       await router.ready()
       const { stale, served } = await writeThenRead(router, 1000)
-      console.log(`[postgres] window mode: ${stale} stale of 1000; served ${JSON.stringify(served)}`)
+      console.log(`[${d.name}] window mode: ${stale} stale of 1000; served ${JSON.stringify(served)}`)
       expect(stale).toBe(0)
       expect(served.primary).toBe(1000)
       const redirects = () => router.stats().clusters[0]?.readYourWritesRedirects
@@ -123,9 +130,12 @@ describe('consistency (postgres)', () => {
           { readOnly: true },
         )
         expect(tx).toBe('primary')
-        const client = await router.readOnly(() => router.pool<pg.Pool>().connect())
+        const client = await router.readOnly(() => d.checkout(router))
         try {
-          const { rows } = await client.query<{ port: number }>('SELECT inet_server_port() AS port')
+          const res = (await client.query('SELECT inet_server_port() AS port')) as
+            | { rows: Array<{ port: number }> }
+            | Array<{ port: number }>
+          const rows = Array.isArray(res) ? res : res.rows
           expect(who(rows[0]?.port)).toBe('primary')
         } finally {
           client.release()
@@ -180,7 +190,7 @@ describe('consistency (postgres)', () => {
   })
 
   it('a replica whose replay is paused is excluded once its lag passes maxReplicationLagMs, and returns after resume', async () => {
-    const log = logProbes(pgDriver())
+    const log = logProbes(d.driver())
     const router = makeRouter({ driver: log.driver, maxReplicationLagMs: 1000 })
     const events: Array<{ name: string; at: number; e: unknown }> = []
     const writes: Array<{ start: number; end: number }> = []
@@ -212,7 +222,7 @@ describe('consistency (postgres)', () => {
       const seen = log.probesOf('primary', firstWrite?.end ?? pausedAt).find((p) => p.endedAt !== undefined)
       expect(seen?.endedAt).toBeDefined()
       const rounds = log.probesOf('replica1', (seen?.endedAt ?? 0) + 1000, lagging?.at).length
-      console.log(`[postgres] replay paused: excluded ${rounds} probe round(s) after its lag passed 1000 ms`)
+      console.log(`[${d.name}] replay paused: excluded ${rounds} probe round(s) after its lag passed 1000 ms`)
       expect(rounds).toBeLessThanOrEqual(2)
       expect((router.stats().nodes.find((n) => n.name === 'replica1')?.lagMs ?? 0) > 1000).toBe(true)
       for (let i = 0; i < 20; i++) {
@@ -249,7 +259,7 @@ describe('consistency (postgres)', () => {
 
   // Last: the promotion changes the cluster for good.
   it('primary discovery: a real promotion after the primary is killed; writes reach the new primary within two probe rounds, with primary:changed', async () => {
-    const log = logProbes(pgDriver())
+    const log = logProbes(d.driver())
     const discovering = createRouter({
       driver: log.driver,
       nodes: [cluster.primary.url, ...cluster.replicas.map((r) => r.url)],
@@ -274,7 +284,7 @@ describe('consistency (postgres)', () => {
       expect(changes[1]).toMatchObject({ from: 'node1', to: 'node2' })
       const rounds = log.probesOf('node2', promotedAt, changes[1]?.at).length
       console.log(
-        `[postgres] promotion: primary:changed ${rounds} probe round(s) of node2 after pg_promote()`,
+        `[${d.name}] promotion: primary:changed ${rounds} probe round(s) of node2 after pg_promote()`,
       )
       expect(rounds).toBeLessThanOrEqual(2)
       // From primary:changed on, the very first write goes to the new primary.

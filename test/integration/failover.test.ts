@@ -12,7 +12,7 @@ import {
 } from '../../src/index.js'
 import {
   type DialectCase,
-  dialects,
+  dialectsFor,
   expectIdle,
   nodeByPort,
   sleep,
@@ -65,7 +65,7 @@ function readLoad(router: Router, d: DialectCase, who: (p: unknown) => string, r
   }
 }
 
-describe.each(dialects)('failover ($name)', (d: DialectCase) => {
+describe.each(dialectsFor('failover'))('failover ($name)', (d: DialectCase) => {
   let cluster: TestCluster
   let router: Router
   let who: (port: unknown) => string

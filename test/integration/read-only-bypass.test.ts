@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRouter, type Router } from '../../src/index.js'
 import type pg from 'pg'
-import { type DialectCase, dialects, expectIdle, type TestCluster } from './support/dialects.js'
+import { type DialectCase, dialectsFor, expectIdle, type TestCluster } from './support/dialects.js'
 
 /** A hostile sequence: statements sent one after the other from the same kind of scope. */
 interface Attempt {
@@ -231,7 +231,7 @@ function mariaAttempts(): Attempt[] {
 
 /** Schema: the table, and routines a privileged account made (as a DBA would) that an attacker may call. */
 function setup(d: DialectCase): string[] {
-  if (d.name === 'postgres') {
+  if (d.dialect === 'postgres') {
     return [
       `CREATE TABLE IF NOT EXISTS ${T} (id serial PRIMARY KEY, v text)`,
       `CREATE OR REPLACE FUNCTION rm_sneaky(x text) RETURNS int LANGUAGE sql SECURITY DEFINER AS $$ INSERT INTO ${T} (v) VALUES (x) RETURNING 1 $$`,
@@ -250,7 +250,7 @@ function setup(d: DialectCase): string[] {
 }
 
 /** Runs one attempt; every statement's error is expected (and recorded), none may write. */
-async function run(router: Router, a: Attempt): Promise<string[]> {
+async function run(d: DialectCase, router: Router, a: Attempt): Promise<string[]> {
   const errors: string[] = []
   const each = async (q: (sql: string) => Promise<unknown>) => {
     for (const sql of a.statements) {
@@ -268,11 +268,7 @@ async function run(router: Router, a: Attempt): Promise<string[]> {
       .catch((err: Error) => errors.push(`transaction: ${err.name}: ${err.message}`))
   } else {
     await router.readOnly(async () => {
-      type Client = { query(sql: string): Promise<unknown>; release(err?: unknown): void }
-      const pool = router.pool() as { connect?(): Promise<Client>; getConnection?(): Promise<Client> }
-      const client = await (pool.connect !== undefined
-        ? pool.connect()
-        : (pool.getConnection as () => Promise<Client>)())
+      const client = await d.checkout(router)
       try {
         await each((sql) => client.query(sql))
       } finally {
@@ -283,123 +279,132 @@ async function run(router: Router, a: Attempt): Promise<string[]> {
   return errors
 }
 
-describe.each(dialects)('the read-only guarantee under attack ($name)', (d: DialectCase) => {
-  let cluster: QueryableCluster
-  let routers: Array<{ label: string; router: Router }>
-  const attempts = d.name === 'postgres' ? pgAttempts() : mariaAttempts()
+describe.each(dialectsFor('read-only-bypass'))(
+  'the read-only guarantee under attack ($name)',
+  (d: DialectCase) => {
+    let cluster: QueryableCluster
+    let routers: Array<{ label: string; router: Router }>
+    const attempts = d.dialect === 'postgres' ? pgAttempts() : mariaAttempts()
 
-  const count = async (node: string): Promise<number> => {
-    const rows = (await cluster.query(node, `SELECT COUNT(*) AS n FROM ${T}`, [], {
-      superuser: true,
-    })) as Array<{ n: unknown }>
-    return Number(rows[0]?.n)
-  }
-
-  beforeAll(async () => {
-    cluster = (await d.start(1)) as QueryableCluster
-    for (const sql of setup(d)) await cluster.query('primary', sql, [], { superuser: true })
-    if (d.name === 'postgres') {
-      const app = new URL(cluster.primary.url).username
-      await cluster.query('primary', `ALTER TABLE ${T} OWNER TO ${app}`, [], { superuser: true })
+    const count = async (node: string): Promise<number> => {
+      const rows = (await cluster.query(node, `SELECT COUNT(*) AS n FROM ${T}`, [], {
+        superuser: true,
+      })) as Array<{ n: unknown }>
+      return Number(rows[0]?.n)
     }
-    await cluster.waitForReplication()
-    const common = {
-      driver: d.driver(),
-      healthCheck: { intervalMs: 500, timeoutMs: 400 },
-      connectTimeoutMs: 2000,
-    } as const
-    const pool = d.poolMax(2)
-    // A primary URL carrying its own `?options=` (pg) must not replace the read-only setting.
-    const primaryUrl =
-      d.name === 'postgres'
-        ? `${cluster.primary.url}${cluster.primary.url.includes('?') ? '&' : '?'}options=${encodeURIComponent('-c statement_timeout=5000')}`
-        : cluster.primary.url
-    routers = [
-      {
-        label: 'reads on the replica',
-        router: createRouter({
-          ...common,
-          primary: { name: 'primary', url: cluster.primary.url, pool },
-          replicas: cluster.replicas.map((r) => ({ name: r.name, url: r.url, pool })),
-        }),
-      },
-      {
-        label: 'reads falling back to the primary',
-        router: createRouter({
-          ...common,
-          primary: { name: 'primary', url: primaryUrl, pool },
-          replicas: [],
-        }),
-      },
-    ]
-    for (const r of routers) await r.router.ready()
-  })
 
-  afterAll(async () => {
-    for (const r of routers ?? []) await r.router.close()
-    await cluster?.stop()
-  })
-
-  it(`has at least 30 attempts (${d.name === 'postgres' ? pgAttempts().length : mariaAttempts().length})`, () => {
-    expect(attempts.length).toBeGreaterThanOrEqual(30)
-  })
-
-  for (const label of ['reads on the replica', 'reads falling back to the primary']) {
-    it(`${label}: every attempt is refused, 0 rows written on any node, pools clean`, async () => {
-      const { router } = routers.find((r) => r.label === label)!
-      const refusals: string[] = []
-      for (const a of attempts) {
-        const errors = await run(router, a)
-        // Statements after the poisoning one run on fresh reads: a write among them must fail too.
-        for (const node of ['primary', ...cluster.replicas.map((r) => r.name)]) {
-          expect(await count(node), `${a.name}: rows on ${node} (errors: ${errors.join(' | ')})`).toBe(0)
-        }
-        if (a.harmless !== true)
-          expect(errors.length, `${a.name}: expected at least one refusal`).toBeGreaterThan(0)
-        refusals.push(...errors)
+    beforeAll(async () => {
+      cluster = (await d.start(1)) as QueryableCluster
+      for (const sql of setup(d)) await cluster.query('primary', sql, [], { superuser: true })
+      if (d.dialect === 'postgres') {
+        const app = new URL(cluster.primary.url).username
+        await cluster.query('primary', `ALTER TABLE ${T} OWNER TO ${app}`, [], { superuser: true })
       }
-      // A plain read still works afterwards, on a read-only session.
-      const ro = await router.readOnly(() =>
-        router.query(
-          d.name === 'postgres' ? 'SHOW default_transaction_read_only' : 'SELECT @@tx_read_only AS ro',
-        ),
-      )
-      expect(String(Object.values(ro.rows[0] as object)[0])).toMatch(/^(on|1)$/)
-      await expectIdle(router)
-      expect(refusals.some((e) => e.startsWith('ReadOnlyViolationError'))).toBe(true)
+      await cluster.waitForReplication()
+      const common = {
+        driver: d.driver(),
+        healthCheck: { intervalMs: 500, timeoutMs: 400 },
+        connectTimeoutMs: 2000,
+      } as const
+      const pool = d.poolMax(2)
+      // A primary URL carrying its own `?options=` (pg) must not replace the read-only setting.
+      const primaryUrl =
+        d.dialect === 'postgres'
+          ? `${cluster.primary.url}${cluster.primary.url.includes('?') ? '&' : '?'}options=${encodeURIComponent('-c statement_timeout=5000')}`
+          : cluster.primary.url
+      routers = [
+        {
+          label: 'reads on the replica',
+          router: createRouter({
+            ...common,
+            primary: { name: 'primary', url: cluster.primary.url, pool },
+            replicas: cluster.replicas.map((r) => ({ name: r.name, url: r.url, pool })),
+          }),
+        },
+        {
+          label: 'reads falling back to the primary',
+          router: createRouter({
+            ...common,
+            primary: { name: 'primary', url: primaryUrl, pool },
+            replicas: [],
+          }),
+        },
+      ]
+      for (const r of routers) await r.router.ready()
     })
-  }
 
-  it('replication still runs after every attempt: a primary write reaches the replica', async () => {
-    if (d.name === 'mariadb') {
-      const status = (await cluster.query('replica1', 'SHOW SLAVE STATUS', [], { superuser: true })) as Array<
-        Record<string, unknown>
-      >
-      expect(status[0]?.Slave_SQL_Running).toBe('Yes')
-      expect(status[0]?.Slave_IO_Running).toBe('Yes')
-      expect(status[0]?.Last_SQL_Errno).toBe(0)
+    afterAll(async () => {
+      for (const r of routers ?? []) await r.router.close()
+      await cluster?.stop()
+    })
+
+    it(`has at least 30 attempts (${d.dialect === 'postgres' ? pgAttempts().length : mariaAttempts().length})`, () => {
+      expect(attempts.length).toBeGreaterThanOrEqual(30)
+    })
+
+    for (const label of ['reads on the replica', 'reads falling back to the primary']) {
+      it(`${label}: every attempt is refused, 0 rows written on any node, pools clean`, async () => {
+        const { router } = routers.find((r) => r.label === label)!
+        const refusals: string[] = []
+        for (const a of attempts) {
+          const errors = await run(d, router, a)
+          // Statements after the poisoning one run on fresh reads: a write among them must fail too.
+          for (const node of ['primary', ...cluster.replicas.map((r) => r.name)]) {
+            expect(await count(node), `${a.name}: rows on ${node} (errors: ${errors.join(' | ')})`).toBe(0)
+          }
+          if (a.harmless !== true)
+            expect(errors.length, `${a.name}: expected at least one refusal`).toBeGreaterThan(0)
+          refusals.push(...errors)
+        }
+        // A plain read still works afterwards, on a read-only session.
+        const ro = await router.readOnly(() =>
+          router.query(
+            d.dialect === 'postgres' ? 'SHOW default_transaction_read_only' : 'SELECT @@tx_read_only AS ro',
+          ),
+        )
+        expect(String(Object.values(ro.rows[0] as object)[0])).toMatch(/^(on|1)$/)
+        await expectIdle(router)
+        expect(refusals.some((e) => e.startsWith('ReadOnlyViolationError'))).toBe(true)
+      })
     }
-    const { router } = routers[0]!
-    await router.query(`INSERT INTO ${T} (v) VALUES (${d.param(1)})`, ['marker'])
-    await cluster.waitForReplication()
-    expect(await count('replica1')).toBe(1)
-    await router.query(`DELETE FROM ${T}`)
-    await cluster.waitForReplication()
-  })
 
-  it('a plain read of a readOnly scope still runs where it should, with parameters and multi-row results', async () => {
-    const { router } = routers[0]!
-    const r = await router.readOnly(() =>
-      router.query(`SELECT COUNT(*) AS n FROM ${T} WHERE v = ${d.param(1)}`, ['none']),
-    )
-    expect(Number((r.rows[0] as { n: unknown }).n)).toBe(0)
-    if (d.name === 'postgres') {
-      // pg's own API (a config object with values) is one statement: allowed with a ';' in a literal
-      const pool = router.pool() as pg.Pool
-      const res = await router.readOnly(() =>
-        pool.query({ text: "SELECT $1::text || ';' AS s", values: ['a'] }),
+    it('replication still runs after every attempt: a primary write reaches the replica', async () => {
+      if (d.dialect === 'mysql') {
+        const status = (await cluster.query('replica1', 'SHOW SLAVE STATUS', [], {
+          superuser: true,
+        })) as Array<Record<string, unknown>>
+        expect(status[0]?.Slave_SQL_Running).toBe('Yes')
+        expect(status[0]?.Slave_IO_Running).toBe('Yes')
+        expect(status[0]?.Last_SQL_Errno).toBe(0)
+      }
+      const { router } = routers[0]!
+      await router.query(`INSERT INTO ${T} (v) VALUES (${d.param(1)})`, ['marker'])
+      await cluster.waitForReplication()
+      expect(await count('replica1')).toBe(1)
+      await router.query(`DELETE FROM ${T}`)
+      await cluster.waitForReplication()
+    })
+
+    it('a plain read of a readOnly scope still runs where it should, with parameters and multi-row results', async () => {
+      const { router } = routers[0]!
+      const r = await router.readOnly(() =>
+        router.query(`SELECT COUNT(*) AS n FROM ${T} WHERE v = ${d.param(1)}`, ['none']),
       )
-      expect(res.rows[0]).toEqual({ s: 'a;' })
-    }
-  })
-})
+      expect(Number((r.rows[0] as { n: unknown }).n)).toBe(0)
+      if (d.name === 'postgres.js') {
+        // postgres.js's own API: a statement with parameters is one statement, a ';' in a literal allowed
+        const sql = router.pool() as import('postgres').Sql
+        const res = await router.readOnly(() => sql.unsafe("SELECT $1::text || ';' AS s", ['a']))
+        expect([...res]).toEqual([{ s: 'a;' }])
+      }
+      if (d.name === 'postgres') {
+        // pg's own API (a config object with values) is one statement: allowed with a ';' in a literal
+        const pool = router.pool() as pg.Pool
+        const res = await router.readOnly(() =>
+          pool.query({ text: "SELECT $1::text || ';' AS s", values: ['a'] }),
+        )
+        expect(res.rows[0]).toEqual({ s: 'a;' })
+      }
+    })
+  },
+)

@@ -6,14 +6,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { PrimaryUnavailableError, ReadOnlyViolationError, type Router } from '../../src/index.js'
 import {
   type DialectCase,
-  dialects,
+  dialectsFor,
   expectIdle,
   nodeByPort,
   type TestCluster,
   testRouter,
 } from './support/dialects.js'
 
-describe.each(dialects)('routing ($name)', (d: DialectCase) => {
+describe.each(dialectsFor('routing'))('routing ($name)', (d: DialectCase) => {
   let cluster: TestCluster
   let router: Router
   let who: (port: unknown) => string
@@ -238,7 +238,7 @@ describe.each(dialects)('routing ($name)', (d: DialectCase) => {
       const at = async (sql: string) => who((await r.query<{ port: number }>(sql)).rows[0]?.port)
       // (MySQL @@variables are session state to the classifier: read the port another way.)
       const port =
-        d.name === 'postgres'
+        d.dialect === 'postgres'
           ? 'inet_server_port()'
           : "(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES WHERE VARIABLE_NAME = 'PORT')"
       expect(await at(`SELECT ${port} AS port`)).toMatch(/^replica/)

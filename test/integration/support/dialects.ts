@@ -5,6 +5,7 @@
 import { createRouter, type Driver, type Router, type RouterOptions } from '../../../src/index.js'
 import { mysql2Driver } from '../../../src/mysql2/index.js'
 import { pgDriver } from '../../../src/pg/index.js'
+import { postgresDriver } from '../../../src/postgres/index.js'
 import { startMariaDbCluster, startPgCluster } from '../../../src/testing/index.js'
 
 /** What the suites need of a running test cluster. */
@@ -19,11 +20,30 @@ export interface TestCluster {
   waitForReplication(timeoutMs?: number): Promise<void>
 }
 
-/** One dialect under test. */
+/** A connection checked out through a router's pool facade (`pool.connect()`, `getConnection()`, `sql.reserve()`). */
+export interface FacadeConnection {
+  query(sql: string, params?: unknown[]): Promise<unknown>
+  release(): void
+}
+
+/**
+ * The conformance suites: the behavioural suites every driver runs. A driver whose entry lists
+ * `suites` runs only those (CI time); `'all'` runs every suite iterating {@link dialects} too.
+ */
+export type ConformanceSuite = 'routing' | 'failover' | 'read-only-bypass' | 'consistency'
+
+/** One driver under test (a dialect's cluster kind, a driver, the SQL differences the tests need). */
 export interface DialectCase {
-  readonly name: 'postgres' | 'mariadb'
+  /** The case's name (test titles): the SQL family's for its first driver, else the driver's. */
+  readonly name: 'postgres' | 'mariadb' | 'postgres.js'
+  /** The SQL family: what the cluster and the SQL of the tests are. */
+  readonly dialect: 'postgres' | 'mysql'
+  /** The suites it runs: `'all'`, or the conformance subset named. */
+  readonly suites: 'all' | readonly ConformanceSuite[]
   start(replicas: number): Promise<TestCluster>
   driver(): Driver
+  /** Checks a connection out of `router.pool()` by the caller's scope. */
+  checkout(router: Router): Promise<FacadeConnection>
   /** A statement returning one row `{ port, conn }`: the serving server's port and the connection's id. */
   readonly whoAmI: string
   /** Driver pool options limiting each node's pool to `n` connections. */
@@ -40,10 +60,16 @@ export interface DialectCase {
   isReadOnlyServerError(err: unknown): boolean
 }
 
+/** What `pg.Pool#connect()` and mysql2's `getConnection()` give: a client with `query` and `release`. */
+type PoolClient = { query(sql: string, params?: unknown[]): Promise<unknown>; release(): void }
+
 export const postgres: DialectCase = {
   name: 'postgres',
+  dialect: 'postgres',
+  suites: 'all',
   start: (replicas) => startPgCluster({ replicas }),
   driver: () => pgDriver(),
+  checkout: (router) => (router.pool() as { connect(): Promise<PoolClient> }).connect(),
   whoAmI: 'SELECT inet_server_port() AS port, pg_backend_pid() AS conn',
   poolMax: (n) => ({ max: n }),
   slowWhoAmI: (ms) => `SELECT inet_server_port() AS port, pg_sleep(${ms / 1000}) IS NULL AS slept`,
@@ -54,10 +80,28 @@ export const postgres: DialectCase = {
   isReadOnlyServerError: (err) => (err as { code?: string })?.code === '25006',
 }
 
+/** The same PostgreSQL clusters through postgres.js (`routemate/postgres`); `checkout` is `router.sql().reserve()`. */
+export const postgresJs: DialectCase = {
+  ...postgres,
+  name: 'postgres.js',
+  suites: ['routing', 'failover', 'read-only-bypass', 'consistency'],
+  driver: () => postgresDriver(),
+  checkout: async (router) => {
+    const sql = router.pool() as {
+      reserve(): Promise<{ unsafe(s: string, p?: unknown[]): Promise<unknown>; release(): void }>
+    }
+    const reserved = await sql.reserve()
+    return { query: (text, params) => reserved.unsafe(text, params ?? []), release: () => reserved.release() }
+  },
+}
+
 export const mariadb: DialectCase = {
   name: 'mariadb',
+  dialect: 'mysql',
+  suites: 'all',
   start: (replicas) => startMariaDbCluster({ replicas }),
   driver: () => mysql2Driver(),
+  checkout: (router) => (router.pool() as { getConnection(): Promise<PoolClient> }).getConnection(),
   whoAmI: 'SELECT @@port AS port, CONNECTION_ID() AS conn',
   poolMax: (n) => ({ connectionLimit: n }),
   slowWhoAmI: (ms) => `SELECT @@port AS port, SLEEP(${ms / 1000}) AS slept`,
@@ -71,14 +115,31 @@ export const mariadb: DialectCase = {
   isReadOnlyServerError: (err) => [1290, 1792, 1836].includes(Number((err as { errno?: number })?.errno)),
 }
 
-/** The dialects every behavioural suite runs against (ROUTEMATE_DIALECTS=postgres,mariadb to choose). */
-export const dialects: readonly DialectCase[] = (process.env.ROUTEMATE_DIALECTS ?? 'postgres,mariadb')
-  .split(',')
-  .map((name) => {
-    const d = [postgres, mariadb].find((x) => x.name === name.trim())
-    if (d === undefined) throw new Error(`ROUTEMATE_DIALECTS: unknown dialect "${name}"`)
-    return d
-  })
+/** Every driver under test: the one place a driver is added. */
+export const allCases: readonly DialectCase[] = [postgres, mariadb, postgresJs]
+
+/** The cases chosen (ROUTEMATE_DIALECTS=postgres,mariadb,postgres.js to choose; default: all). */
+const chosen: readonly DialectCase[] =
+  process.env.ROUTEMATE_DIALECTS === undefined
+    ? allCases
+    : process.env.ROUTEMATE_DIALECTS.split(',').map((name) => {
+        const d = allCases.find((x) => x.name === name.trim())
+        if (d === undefined) throw new Error(`ROUTEMATE_DIALECTS: unknown dialect "${name}"`)
+        return d
+      })
+
+/** The cases that run every behavioural suite. */
+export const dialects: readonly DialectCase[] = chosen.filter((d) => d.suites === 'all')
+
+/** The cases a conformance suite runs over: every driver (those with a subset, if it lists the suite), optionally of one SQL family. */
+export function dialectsFor(
+  suite: ConformanceSuite,
+  family?: DialectCase['dialect'],
+): readonly DialectCase[] {
+  return chosen.filter(
+    (d) => (d.suites === 'all' || d.suites.includes(suite)) && (family === undefined || d.dialect === family),
+  )
+}
 
 /** A router over a test cluster with fast health checks (`options.driver` replaces the dialect's driver, e.g. a {@link logProbes} wrapper). */
 export function testRouter(
