@@ -15,6 +15,12 @@ export type ParsedOptions = postgres.Sql['options'] & {
   shared: { retries: number; typeArrayMap: Record<string, unknown> }
   onclose?: ((id: number) => void) | undefined
   socket?: ((options: unknown) => Socket) | undefined
+  fetch_types: boolean
+  /**
+   * Whether a connection of this driver fetched the array types already (into the shared parsers
+   * and serializers): later connections skip postgres.js's `fetch_types` round trip.
+   */
+  rmTypes: { fetched: boolean }
 }
 
 /** A postgres.js query (`PendingQuery`) as routemate drives it: its backend key once sent. */
@@ -64,11 +70,20 @@ export function parseNodeOptions(
   lib: PostgresLib,
   url: string,
   options: Record<string, unknown>,
-  shared: { parsers: Record<string, unknown>; serializers: Record<string, unknown> },
+  shared: {
+    parsers: Record<string, unknown>
+    serializers: Record<string, unknown>
+    types: { fetched: boolean }
+  },
 ): ParsedOptions {
   const parsed = lib(url, { ...options, max: 1 } as postgres.Options<Record<string, postgres.PostgresType>>)
     .options as unknown as ParsedOptions
-  return { ...parsed, parsers: shared.parsers, serializers: shared.serializers } as ParsedOptions
+  return {
+    ...parsed,
+    parsers: shared.parsers,
+    serializers: shared.serializers,
+    rmTypes: shared.types,
+  } as ParsedOptions
 }
 
 /** What opening one connection needs. */
@@ -81,6 +96,8 @@ export interface OpenOptions {
   readonly startupDefaults?: Readonly<Record<string, string>>
   /** Called once when the connection closes or fails (never while connecting). */
   readonly onClose?: () => void
+  /** Never fetch array types (probes need none). */
+  readonly noTypes?: boolean
 }
 
 /**
@@ -108,6 +125,7 @@ export async function openConnection(
     max_lifetime: null,
     connect_timeout: open.connectTimeoutMs / 1000,
     target_session_attrs: null,
+    fetch_types: node.fetch_types && open.noTypes !== true && !node.rmTypes.fetched,
     parameters: {},
     shared: { retries: 0, typeArrayMap: node.shared.typeArrayMap },
     connection: { ...open.startupDefaults, ...node.connection, ...open.startup },
@@ -140,6 +158,7 @@ export async function openConnection(
     signal?.removeEventListener('abort', abort)
   }
   connected = true
+  if (options.fetch_types) node.rmTypes.fetched = true
   const now = Date.now()
   conn = {
     sql: reserved,

@@ -105,6 +105,8 @@ class PostgresDriverImpl implements PostgresDriver {
   readonly #template: postgres.Sql
   readonly #base: Record<string, unknown>
   readonly #parsed = new Map<string, ParsedOptions>()
+  /** Whether a connection fetched the server's array types into the shared parsers (once per driver). */
+  readonly #types = { fetched: false }
 
   constructor(options: PostgresDriverOptions) {
     this.#lib = options.postgres ?? postgres
@@ -123,10 +125,11 @@ class PostgresDriverImpl implements PostgresDriver {
     const key = `${node.url}\u0000${JSON.stringify(node.pool, (_k, v) => (typeof v === 'function' ? String(v) : v))}`
     let parsed = this.#parsed.get(key)
     if (parsed === undefined) {
-      const shared = this.#template.options as unknown as {
+      const { parsers, serializers } = this.#template.options as unknown as {
         parsers: Record<string, unknown>
         serializers: Record<string, unknown>
       }
+      const shared = { parsers, serializers, types: this.#types }
       parsed = parseNodeOptions(
         this.#lib,
         node.url,
@@ -182,7 +185,7 @@ class PostgresDriverImpl implements PostgresDriver {
       own.application_name === undefined ? { application_name: PROBE_APPLICATION_NAME } : {}
     return {
       connect: (signal) =>
-        openConnection(lib, parsed, { connectTimeoutMs: node.connectTimeoutMs, startup }, signal),
+        openConnection(lib, parsed, { connectTimeoutMs: node.connectTimeoutMs, startup, noTypes: true }, signal),
       async probe(conn) {
         if (conn.broken) throw connectionLost()
         const rows = (await conn.sql.unsafe(PROBE_SQL)) as unknown as Array<{
