@@ -32,12 +32,12 @@ export interface PgJsQuery extends Promise<unknown> {
 
 /**
  * One routemate connection over postgres.js: a postgres.js instance of one connection (`max: 1`),
- * reserved for its whole life (`sql`), on a socket routemate opens itself (so it can destroy it,
+ * on a socket routemate opens itself (so it can destroy it,
  * ref/unref it, and knows its server for cancel requests).
  */
 export interface PostgresConn {
-  /** The reserved postgres.js `sql` of this connection: every statement runs on it. */
-  readonly sql: postgres.ReservedSql
+  /** The postgres.js `sql` of this connection (a one-connection instance): every statement runs on it. */
+  readonly sql: postgres.Sql
   /** The one-connection postgres.js instance (`end()`ed when the connection is closed). */
   readonly instance: postgres.Sql
   /** Its parsed options (`parameters` are this connection's own ParameterStatus reports). */
@@ -101,9 +101,11 @@ export interface OpenOptions {
 }
 
 /**
- * Opens one connection: a one-connection postgres.js instance whose socket routemate opens, then
- * reserved (postgres.js connects and authenticates for the reservation, without a statement).
- * Rejects (having closed everything) when connecting fails or `signal` aborts.
+ * Opens one connection: a one-connection postgres.js instance whose socket routemate opens,
+ * connected at once by an empty statement (so a failure to connect is a failed checkout, never a
+ * failed statement). The first connection of a driver fetches the server's array types (postgres.js's
+ * `fetch_types`) into the parsers every connection shares; later ones skip that round trip. Rejects
+ * (having closed everything) when connecting fails or `signal` aborts.
  */
 export async function openConnection(
   lib: PostgresLib,
@@ -117,7 +119,9 @@ export async function openConnection(
   const path = typeof node.path === 'string' && node.path !== '' ? node.path : undefined
   let conn: PostgresConn | undefined
   let sock: Socket | undefined
-  let connected = false
+  let opened = false
+  let aborted = false
+  const fetchTypes = node.fetch_types && open.noTypes !== true && !node.rmTypes.fetched
   const options = {
     ...node,
     max: 1,
@@ -125,50 +129,50 @@ export async function openConnection(
     max_lifetime: null,
     connect_timeout: open.connectTimeoutMs / 1000,
     target_session_attrs: null,
-    fetch_types: node.fetch_types && open.noTypes !== true && !node.rmTypes.fetched,
+    fetch_types: fetchTypes,
     parameters: {},
     shared: { retries: 0, typeArrayMap: node.shared.typeArrayMap },
     connection: { ...open.startupDefaults, ...node.connection, ...open.startup },
     socket: () => {
-      if (connected) throw new Error('routemate: a postgres.js connection does not reconnect')
+      // One socket per connection: postgres.js would reconnect a closed one; routemate opens a new connection instead.
+      if (opened || aborted || sock !== undefined) throw connectionLostError()
       const s = path !== undefined ? netConnect(path) : netConnect(port, host)
       Object.assign(s, { host, port })
       sock = s
-      if (conn !== undefined) conn.socket = s
       return s
     },
     onclose: () => {
       if (conn !== undefined) conn.broken = true
-      if (connected) open.onClose?.()
+      if (opened) open.onClose?.()
     },
   } as unknown as ParsedOptions
   const instance = lib(options as unknown as postgres.Options<Record<string, postgres.PostgresType>>)
   const abort = (): void => {
+    aborted = true
     sock?.destroy()
     instance.end({ timeout: 0 }).catch(noop)
   }
   signal?.addEventListener('abort', abort, { once: true })
-  let reserved: postgres.ReservedSql
   try {
-    reserved = await instance.reserve()
+    await instance.unsafe('')
   } catch (err) {
     abort()
     throw err
   } finally {
     signal?.removeEventListener('abort', abort)
   }
-  connected = true
-  if (options.fetch_types) node.rmTypes.fetched = true
+  opened = true
+  if (fetchTypes) node.rmTypes.fetched = true
   const now = Date.now()
   conn = {
-    sql: reserved,
+    sql: instance,
     instance,
     options,
     host: path !== undefined ? path.slice(0, path.lastIndexOf('/')) : host,
     port,
     socket: sock,
     current: undefined,
-    broken: false,
+    broken: sock === undefined || sock.destroyed,
     uses: 0,
     createdAt: now,
     idleSince: now,
@@ -179,6 +183,10 @@ export async function openConnection(
     signal.throwIfAborted()
   }
   return conn
+}
+
+function connectionLostError(): Error {
+  return Object.assign(new Error('the connection was closed'), { code: 'ROUTEMATE_CONNECTION_LOST' })
 }
 
 /** Closes a connection: at once (`destroy`: its pending statement fails now), or politely. Idempotent. */

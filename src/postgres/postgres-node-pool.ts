@@ -20,7 +20,7 @@ interface Waiter {
 
 /**
  * The pool of one node for the postgres.js driver: up to `max` one-connection postgres.js
- * instances, each reserved for its whole life and checked out by one caller at a time. A checkout
+ * instances, each checked out by one caller at a time. A checkout
  * of an idle connection and its release are a pop and a push; idle connections close after
  * `idle_timeout` (one timer per pool), connections older than `max_lifetime` are closed when
  * released or found idle. A read-only pool's connections start with

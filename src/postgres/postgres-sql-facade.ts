@@ -45,7 +45,7 @@ interface Pinned {
 /** The connection a dispatched query runs on (for `query.cancel()`). */
 const dispatchedOn = new WeakMap<Q, PostgresConn>()
 
-/** postgres.js's own handler of a reserved connection (it queues statements and pipelines them). */
+/** postgres.js's own handler of a connection's one-connection instance (it queues statements and pipelines them). */
 const handlers = new WeakMap<PostgresConn, Handler>()
 
 function connHandler(conn: PostgresConn): Handler {
