@@ -24,6 +24,7 @@ export const PARTS = Object.freeze({
   alloc: 'heap allocation per query (bench/alloc.mjs)',
   shards: 'shard resolve + route micro-benchmarks (bench/shards.mjs)',
   pg: 'read throughput, router vs raw pg (PostgreSQL cluster)',
+  postgres: 'read throughput, router vs raw postgres.js (PostgreSQL cluster)',
   mysql2: 'read throughput, router vs raw mysql2 (MariaDB cluster)',
   position: 'read-your-writes cost: off vs position vs window (PostgreSQL cluster)',
   tokens: 'forged consistency tokens vs honest readers (bench/forged-tokens.mjs; PostgreSQL and MariaDB)',
@@ -44,7 +45,7 @@ export function selectedParts(opts) {
   const all = new Set(Object.keys(PARTS))
   if (opts.skipMicro) all.delete('micro')
   if (opts.skipAlloc) all.delete('alloc')
-  if (opts.skipDb) for (const p of ['pg', 'mysql2', 'position', 'tokens']) all.delete(p)
+  if (opts.skipDb) for (const p of ['pg', 'postgres', 'mysql2', 'position', 'tokens']) all.delete(p)
   return all
 }
 

@@ -16,6 +16,7 @@ import { createRouter } from '../../dist/index.js'
 import { pgDriver } from '../../dist/pg/index.js'
 import { closedLoop, IDLE_MS } from './closed-loop.mjs'
 import { createMysqlVariant, MYSQL_VARIANTS } from './mysql-throughput.mjs'
+import { createPostgresJsVariant, PGJS_VARIANTS } from './postgresjs-throughput.mjs'
 import { createRywVariant, RYW_VARIANTS } from './ryw.mjs'
 
 export const SQL = 'SELECT $1::int AS x'
@@ -44,6 +45,7 @@ function rawPools(replicas, max) {
  */
 export async function createVariant(name, config) {
   if (name in MYSQL_VARIANTS) return createMysqlVariant(name, config)
+  if (name in PGJS_VARIANTS) return createPostgresJsVariant(name, config)
   if (name in RYW_VARIANTS) return createRywVariant(name, config)
   const { primary, replicas, concurrency, max } = config
   if (name === 'raw' || name === 'raw-als') {
@@ -102,8 +104,8 @@ export async function createVariant(name, config) {
   throw new Error(`unknown variant "${name}"`)
 }
 
-/** Labels of every variant run in a worker: pg throughput, mysql2 throughput, read-your-writes. */
-export const LABELS = Object.freeze({ ...VARIANTS, ...MYSQL_VARIANTS, ...RYW_VARIANTS })
+/** Labels of every variant run in a worker: pg, postgres.js and mysql2 throughput, read-your-writes. */
+export const LABELS = Object.freeze({ ...VARIANTS, ...PGJS_VARIANTS, ...MYSQL_VARIANTS, ...RYW_VARIANTS })
 
 /**
  * Async resources (promises, timers, ticks...) created per query by a variant, counted with an

@@ -185,7 +185,12 @@ class PostgresDriverImpl implements PostgresDriver {
       own.application_name === undefined ? { application_name: PROBE_APPLICATION_NAME } : {}
     return {
       connect: (signal) =>
-        openConnection(lib, parsed, { connectTimeoutMs: node.connectTimeoutMs, startup, noTypes: true }, signal),
+        openConnection(
+          lib,
+          parsed,
+          { connectTimeoutMs: node.connectTimeoutMs, startup, noTypes: true },
+          signal,
+        ),
       async probe(conn) {
         if (conn.broken) throw connectionLost()
         const rows = (await conn.sql.unsafe(PROBE_SQL)) as unknown as Array<{

@@ -9,7 +9,7 @@ import { classifyPostgresError, connectionLost } from './postgres-errors.js'
  * `router.sql()` with the postgres.js driver: a postgres.js `sql` whose statements are routed by
  * the caller's scope (see {@link createRoutedSql}).
  */
-export type RoutedSql = postgres.Sql<Record<string, never>>
+export type RoutedSql = postgres.Sql
 
 /** A postgres.js query object, as far as routing it needs (its fields are postgres.js's own). */
 interface Q extends PgJsQuery {
