@@ -39,6 +39,9 @@ export class PostgresNodePool implements DriverPool<PostgresConn> {
   readonly #waiters: Waiter[] = []
   #idleTimer: NodeJS.Timeout | undefined
   #waitTimer: NodeJS.Timeout | undefined
+  /** Whether a connection is being opened now; checkouts that need another one wait in `#toOpen`. */
+  #connecting = false
+  readonly #toOpen: Callback[] = []
   #ending = false
   #ended: Promise<void> | undefined
   #onDrained: (() => void) | undefined
@@ -123,6 +126,7 @@ export class PostgresNodePool implements DriverPool<PostgresConn> {
     clearTimeout(this.#idleTimer)
     clearTimeout(this.#waitTimer)
     for (const w of this.#waiters.splice(0)) w.cb(new Error('the pool is ending'))
+    for (const open of this.#toOpen.splice(0)) open(new Error('the pool is ending'))
     for (const conn of this.#idle.splice(0)) {
       conn.idle = false
       this.#remove(conn, false)
@@ -134,9 +138,42 @@ export class PostgresNodePool implements DriverPool<PostgresConn> {
     return this.#ended
   }
 
+  /**
+   * Opens a connection for `cb`, one at a time per node: postgres.js authenticates (SCRAM) with a
+   * synchronous PBKDF2, so a burst of connections opened at once would block the event loop —
+   * probes included — for as long as all of them take.
+   */
   #open(cb: Callback): void {
-    // A placeholder holds the slot while connecting (counted in `total`).
+    // A placeholder holds the slot while connecting or waiting to (counted in `total`).
     const slot = { broken: false } as PostgresConn
+    this.#all.add(slot)
+    if (this.#connecting) {
+      this.#toOpen.push((err) => {
+        this.#all.delete(slot)
+        if (err == null) {
+          this.#openNow(cb, slot)
+          return
+        }
+        cb(err)
+        this.#checkDrained()
+      })
+      return
+    }
+    this.#openNow(cb, slot)
+  }
+
+  /** The next queued open, if any (after one finished). */
+  #nextOpen(): void {
+    this.#connecting = false
+    const next = this.#toOpen.shift()
+    if (next !== undefined) {
+      if (this.#ending) next(new Error('Cannot use a pool after calling end on the pool'))
+      else next(null)
+    }
+  }
+
+  #openNow(cb: Callback, slot: PostgresConn): void {
+    this.#connecting = true
     this.#all.add(slot)
     const node = this.#node
     const onClose = (): void => {
@@ -155,6 +192,7 @@ export class PostgresNodePool implements DriverPool<PostgresConn> {
         opened = conn
         this.#all.delete(slot)
         this.#all.add(conn)
+        this.#nextOpen()
         if (this.#ending) {
           this.#remove(conn, false)
           throw new Error('Cannot use a pool after calling end on the pool')
@@ -170,7 +208,7 @@ export class PostgresNodePool implements DriverPool<PostgresConn> {
         cb(undefined, conn)
       })
       .catch((err: unknown) => {
-        this.#all.delete(slot)
+        if (this.#all.delete(slot)) this.#nextOpen()
         cb(err)
         this.#serveWaiters()
         this.#checkDrained()
