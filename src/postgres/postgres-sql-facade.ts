@@ -194,22 +194,27 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
       else rej(sc.fail(err))
     }
     const cursor = q.cursorRows !== undefined || q.cursorFn !== undefined
-    const done = cursor ? finish : sc.timed<unknown>(finish)
-    // postgres.js's cursor() replaces resolve/reject on each step: keep the latest, route through `done`.
-    Object.defineProperty(q, 'resolve', {
-      configurable: true,
-      get: () => (x: unknown) => done(null, x),
-      set: (f: (x: unknown) => void) => {
-        res = f
-      },
-    })
-    Object.defineProperty(q, 'reject', {
-      configurable: true,
-      get: () => (e: unknown) => done(e ?? new Error('query failed')),
-      set: (f: (e: unknown) => void) => {
-        rej = f
-      },
-    })
+    if (!cursor) {
+      const done = sc.timed<unknown>(finish)
+      q.resolve = (x: unknown) => done(null, x)
+      q.reject = (e: unknown) => done(e ?? new Error('query failed'))
+    } else {
+      // postgres.js's cursor() replaces resolve/reject on each step: keep the latest, route through `finish`.
+      Object.defineProperty(q, 'resolve', {
+        configurable: true,
+        get: () => (x: unknown) => finish(null, x),
+        set: (f: (x: unknown) => void) => {
+          res = f
+        },
+      })
+      Object.defineProperty(q, 'reject', {
+        configurable: true,
+        get: () => (e: unknown) => finish(e ?? new Error('query failed')),
+        set: (f: (e: unknown) => void) => {
+          rej = f
+        },
+      })
+    }
     dispatchedOn.set(q, conn)
     conn.current = q
     connHandler(conn)(q)
