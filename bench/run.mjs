@@ -18,9 +18,16 @@ import { parseArgs, selectedParts, USAGE } from './lib/args.mjs'
 import { runScript, startWorker } from './lib/child.mjs'
 import { MYSQL_VARIANTS } from './lib/mysql-throughput.mjs'
 import { PGJS_VARIANTS } from './lib/postgresjs-throughput.mjs'
-import { RYW_BASE, RYW_TABLE_SQL, RYW_VARIANTS } from './lib/ryw.mjs'
-import { census, createVariant, LABELS, VARIANTS } from './lib/throughput.mjs'
+import {
+  RYW_BASE,
+  RYW_MYSQL_TABLE_SQL,
+  RYW_MYSQL_VARIANTS,
+  RYW_TABLE_SQL,
+  RYW_TARGETS,
+  RYW_VARIANTS,
+} from './lib/ryw.mjs'
 import { fmt, median, table } from './lib/stats.mjs'
+import { census, createVariant, LABELS, VARIANTS } from './lib/throughput.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '..')
@@ -208,32 +215,66 @@ async function postgresJsThroughput(opts, log, pgCluster) {
   return alternate({ names, config, opts, log })
 }
 
-async function mysqlThroughput(opts, log) {
+/** One MariaDB cluster (primary + 2 GTID replicas) shared by the mysql2 and position-mysql parts. */
+function mariaClusterOnce(log) {
+  let started
+  return {
+    get: () => {
+      started ??= (async () => {
+        const t0 = Date.now()
+        const start = () => startMariaDbCluster({ replicas: 2, settings: { max_connections: 200 } })
+        // mariadb-install-db fails now and then on a loaded machine: one more try before giving up
+        const c = await start().catch((err) => {
+          log(
+            `   MariaDB cluster failed to start (${String(err?.message ?? err).split('\n')[0]}), retrying once`,
+          )
+          return start()
+        })
+        log(`   MariaDB cluster up in ${Date.now() - t0} ms (ports ${c.nodes.map((n) => n.port).join(', ')})`)
+        return c
+      })()
+      return started
+    },
+    stop: async () => {
+      if (started !== undefined) await (await started.catch(() => undefined))?.stop()
+    },
+  }
+}
+
+async function mysqlThroughput(opts, log, mariaCluster) {
   const names = Object.keys(MYSQL_VARIANTS)
   log(`\n## 4. Read throughput vs raw mysql2 (MariaDB primary + 2 GTID replicas on loopback)`)
   log(
     `   ${opts.concurrency} concurrent callers, connectionLimit ${opts.max} per replica, ${opts.rounds} rounds x ${opts.seconds} s, ` +
       `warm-up ${opts.warmup} s, ${opts.inProcess ? 'all variants in this process' : 'one child process per variant'}`,
   )
-  const t0 = Date.now()
-  const start = () => startMariaDbCluster({ replicas: 2, settings: { max_connections: 200 } })
-  // mariadb-install-db fails now and then on a loaded machine: one more try before giving up
-  const cluster = await start().catch((err) => {
-    log(`   MariaDB cluster failed to start (${String(err?.message ?? err).split('\n')[0]}), retrying once`)
-    return start()
-  })
-  log(`   MariaDB cluster up in ${Date.now() - t0} ms (ports ${cluster.nodes.map((n) => n.port).join(', ')})`)
-  try {
-    const config = {
-      primary: cluster.primary.url,
-      replicas: cluster.replicas.map((r) => r.url),
-      concurrency: opts.concurrency,
-      max: opts.max,
-    }
-    return await alternate({ names, config, opts, log })
-  } finally {
-    await cluster.stop()
+  const cluster = await mariaCluster.get()
+  const config = {
+    primary: cluster.primary.url,
+    replicas: cluster.replicas.map((r) => r.url),
+    concurrency: opts.concurrency,
+    max: opts.max,
   }
+  return alternate({ names, config, opts, log })
+}
+
+async function readYourWritesMysql(opts, log, mariaCluster) {
+  const names = Object.keys(RYW_MYSQL_VARIANTS)
+  log(`\n## 5b. What read-your-writes costs (MariaDB primary + 2 GTID replicas on loopback)`)
+  log(
+    `   ${opts.sessions} concurrent sessions, ${opts.readsPerSession} reads per session on the read path, connectionLimit ${opts.max} per node, ` +
+      `${opts.rounds} rounds x ${opts.seconds} s, warm-up ${opts.warmup} s`,
+  )
+  const cluster = await mariaCluster.get()
+  await cluster.query('primary', RYW_MYSQL_TABLE_SQL)
+  const config = {
+    primary: cluster.primary.url,
+    replicas: cluster.replicas.map((r) => r.url),
+    sessions: opts.sessions,
+    readsPerSession: opts.readsPerSession,
+    max: opts.max,
+  }
+  return alternate({ names, config, opts, log, base: (n) => RYW_BASE[n] })
 }
 
 async function readYourWrites(opts, log, pgCluster) {
@@ -402,11 +443,14 @@ function report(result, log) {
         )
   }
 
-  const ryw = result.readYourWrites
-  if (ryw !== undefined) {
+  for (const [ryw, dialect] of [
+    [result.readYourWrites, 'PostgreSQL'],
+    [result.readYourWritesMysql, 'MariaDB'],
+  ]) {
+    if (ryw === undefined) continue
     const o = result.options
     log(
-      `\n## Read-your-writes cost (PostgreSQL; ${o.sessions} sessions, ${o.readsPerSession} reads per session, ${o.rounds} x ${o.seconds} s; ` +
+      `\n## Read-your-writes cost (${dialect}; ${o.sessions} sessions, ${o.readsPerSession} reads per session, ${o.rounds} x ${o.seconds} s; ` +
         `latency per write (W) or per read (R), ratios vs the same path with readYourWrites off)`,
     )
     const rows = Object.values(ryw.summary).map((s) => [
@@ -439,6 +483,14 @@ function report(result, log) {
     log(
       `statements per node (INSERTs included) and reads redirected to the primary: ${JSON.stringify(ryw.distribution)}`,
     )
+    for (const [name, s] of Object.entries(ryw.summary)) {
+      if (!name.endsWith('-position')) continue
+      const target = name.includes('-w-') ? RYW_TARGETS.write : RYW_TARGETS.read
+      const got = Math.min(s.ratioOfMedians, s.medianPairedRatio)
+      log(
+        `target ${s.label} >= ${target} of off: ${got.toFixed(3)} (lower of the two ratios): ${got >= target ? 'MET' : 'NOT MET'}`,
+      )
+    }
   }
 
   const sh = result.shards
@@ -543,7 +595,14 @@ async function main() {
   } finally {
     await pgCluster.stop()
   }
-  if (parts.has('mysql2')) result.mysql2 = await mysqlThroughput(opts, log)
+  const mariaCluster = mariaClusterOnce(log)
+  try {
+    if (parts.has('mysql2')) result.mysql2 = await mysqlThroughput(opts, log, mariaCluster)
+    if (parts.has('position-mysql'))
+      result.readYourWritesMysql = await readYourWritesMysql(opts, log, mariaCluster)
+  } finally {
+    await mariaCluster.stop()
+  }
   if (parts.has('tokens')) {
     log(`\n## 7. Forged consistency tokens vs honest readers (bench/forged-tokens.mjs)`)
     result.forgedTokens = await runScript(path.join(here, 'forged-tokens.mjs'), [

@@ -26,8 +26,8 @@ export {
 export {
   ConfigError,
   CrossShardError,
-  NoHealthyReplicaError,
   NodeAbortError,
+  NoHealthyReplicaError,
   PoolExhaustedError,
   type PoolExhaustedInit,
   type PoolExhaustedReason,
@@ -99,9 +99,9 @@ export {
 } from './router/router.js'
 export type { QueryListener, QueryObservation } from './router/router-node.js'
 export { isEvidentWrite } from './router/sql-guard.js'
-export type { TargetSessionAttrs } from './router/target-session-attrs.js'
 export type { Statement } from './router/statement.js'
 export type { ClusterStats, NodeStats, RouterStats } from './router/stats.js'
+export type { TargetSessionAttrs } from './router/target-session-attrs.js'
 export type { DrainOptions } from './router/topology.js'
 export type { Transaction } from './router/transaction-context.js'
 export type { ShardLookup } from './sharding/lookup-resolver.js'

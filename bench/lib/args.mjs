@@ -27,6 +27,7 @@ export const PARTS = Object.freeze({
   postgres: 'read throughput, router vs raw postgres.js (PostgreSQL cluster)',
   mysql2: 'read throughput, router vs raw mysql2 (MariaDB cluster)',
   position: 'read-your-writes cost: off vs position vs window (PostgreSQL cluster)',
+  'position-mysql': 'read-your-writes cost: off vs position (MariaDB cluster)',
   tokens: 'forged consistency tokens vs honest readers (bench/forged-tokens.mjs; PostgreSQL and MariaDB)',
 })
 
@@ -45,7 +46,8 @@ export function selectedParts(opts) {
   const all = new Set(Object.keys(PARTS))
   if (opts.skipMicro) all.delete('micro')
   if (opts.skipAlloc) all.delete('alloc')
-  if (opts.skipDb) for (const p of ['pg', 'postgres', 'mysql2', 'position', 'tokens']) all.delete(p)
+  if (opts.skipDb)
+    for (const p of ['pg', 'postgres', 'mysql2', 'position', 'position-mysql', 'tokens']) all.delete(p)
   return all
 }
 
@@ -99,12 +101,12 @@ export const USAGE = `Usage: node bench/run.mjs [options]   (build first: npx ts
   --priority N      run the benchmark (and so its children and the PostgreSQL servers, which inherit
                     it) at nice value N, e.g. -10 on a shared machine (needs root or CAP_SYS_NICE)
   --only LIST       run only these parts, comma-separated (default: all): micro, alloc, shards,
-                    pg, mysql2, position, tokens (e.g. --only mysql2,position,shards)
+                    pg, mysql2, position, position-mysql, tokens (e.g. --only position,position-mysql)
   --sessions N      concurrent sessions in the read-your-writes benchmark (default ${DEFAULTS.sessions})
   --reads-per-session N
                     reads after the one write of each session, read-your-writes benchmark (default ${DEFAULTS.readsPerSession})
   --in-process      run all throughput variants in this process instead of one child process each
-  --skip-db         skip the database benchmarks (pg, mysql2, position, tokens)
+  --skip-db         skip the database benchmarks (pg, mysql2, position, position-mysql, tokens)
   --skip-micro      skip the routing-decision micro-benchmarks
   --skip-alloc      skip the allocation measurement
   --out FILE        JSON results file (default ${DEFAULTS.out})

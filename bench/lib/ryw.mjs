@@ -1,14 +1,17 @@
 /**
- * What read-your-writes costs (run by `bench/run.mjs --only position`), against the PostgreSQL
- * primary + 2 streaming replicas, each variant in its own child process like the throughput ones.
- * Every variant is a router (`pgDriver()`, default options, health checks on) that differs only in
- * `readYourWrites`; `sessions` callers run in a closed loop, each operation timed on its own.
+ * What read-your-writes costs (run by `bench/run.mjs --only position,position-mysql`), against a
+ * PostgreSQL primary + 2 streaming replicas (`ryw-*`, pgDriver) or a MariaDB primary + 2 GTID
+ * replicas (`ryw-my-*`, mysql2Driver, `?` placeholders), each variant in its own child process like
+ * the throughput ones. Every variant is a router (default options, health checks on) that differs
+ * only in `readYourWrites`; `sessions` callers run in a closed loop, each operation timed on its own.
  *
  * Write path, one operation = one session with one write:
  *   `router.session(() => router.query('INSERT INTO t (v) VALUES ($1)', [i]))`
  *  - ryw-w-off:       readYourWrites false
- *  - ryw-w-position:  { mode: 'position' }: after the INSERT, `pg_current_wal_insert_lsn()` on the
- *                     same connection (one extra round trip) to set the session's token
+ *  - ryw-w-position:  { mode: 'position' }: PostgreSQL: the write only takes a stamp (the primary's
+ *                     position is read when a read of the session needs it, which never happens
+ *                     here); MariaDB: the position comes with the INSERT's reply (`last_gtid`
+ *                     session tracking). No extra round trip either way.
  *
  * Read path, one session = one INSERT (not timed), then `readsPerSession` reads, each timed:
  *   `router.readOnly(() => router.query('SELECT $1::int AS x', [k]))`
@@ -21,21 +24,34 @@
  * Read throughput counts reads only, over the whole loop (the one write per session included).
  */
 import { createRouter } from '../../dist/index.js'
+import { mysql2Driver } from '../../dist/mysql2/index.js'
 import { pgDriver } from '../../dist/pg/index.js'
 
 export const RYW_TABLE_SQL = 'CREATE TABLE IF NOT EXISTS t (id bigserial PRIMARY KEY, v int)'
-const INSERT = 'INSERT INTO t (v) VALUES ($1)'
-const SELECT = 'SELECT $1::int AS x'
+export const RYW_MYSQL_TABLE_SQL =
+  'CREATE TABLE IF NOT EXISTS t (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT)'
+const SQL = {
+  pg: { insert: 'INSERT INTO t (v) VALUES ($1)', select: 'SELECT $1::int AS x' },
+  mysql: { insert: 'INSERT INTO t (v) VALUES (?)', select: 'SELECT ? AS x' },
+}
 const IDLE_MS = 60_000
 /** `readYourWrites.maxWaitMs` of the position variant. */
 export const RYW_MAX_WAIT_MS = 50
 
 export const RYW_VARIANTS = Object.freeze({
-  'ryw-w-off': 'W0 write in a session, readYourWrites off',
-  'ryw-w-position': 'W1 write in a session, position (+ WAL LSN read)',
-  'ryw-r-off': 'R0 reads after a write in a session, off',
-  'ryw-r-position': `R1 reads after a write, position (maxWaitMs ${RYW_MAX_WAIT_MS})`,
-  'ryw-r-window': 'R2 reads after a write, window (-> primary)',
+  'ryw-w-off': 'W0 pg write in a session, readYourWrites off',
+  'ryw-w-position': 'W1 pg write in a session, position (stamp only)',
+  'ryw-r-off': 'R0 pg reads after a write in a session, off',
+  'ryw-r-position': `R1 pg reads after a write, position (maxWaitMs ${RYW_MAX_WAIT_MS})`,
+  'ryw-r-window': 'R2 pg reads after a write, window (-> primary)',
+})
+
+/** The MariaDB variants (mysql2Driver). */
+export const RYW_MYSQL_VARIANTS = Object.freeze({
+  'ryw-my-w-off': 'W0 mariadb write in a session, off',
+  'ryw-my-w-position': 'W1 mariadb write in a session, position (reply GTID)',
+  'ryw-my-r-off': 'R0 mariadb reads after a write, off',
+  'ryw-my-r-position': `R1 mariadb reads after a write, position (maxWaitMs ${RYW_MAX_WAIT_MS})`,
 })
 
 /** The variant each is compared with. */
@@ -45,7 +61,14 @@ export const RYW_BASE = Object.freeze({
   'ryw-r-off': 'ryw-r-off',
   'ryw-r-position': 'ryw-r-off',
   'ryw-r-window': 'ryw-r-off',
+  'ryw-my-w-off': 'ryw-my-w-off',
+  'ryw-my-w-position': 'ryw-my-w-off',
+  'ryw-my-r-off': 'ryw-my-r-off',
+  'ryw-my-r-position': 'ryw-my-r-off',
 })
+
+/** Acceptance of issue 16: writes in position mode >= 0.95 of off, reads right after a write >= 0.90. */
+export const RYW_TARGETS = Object.freeze({ write: 0.95, read: 0.9 })
 
 const noop = () => {}
 
@@ -78,11 +101,15 @@ function rywConfig(name) {
 }
 
 export async function createRywVariant(name, { primary, replicas, sessions, readsPerSession, max }) {
+  const mysql = name.startsWith('ryw-my-')
+  const { insert: INSERT, select: SELECT } = mysql ? SQL.mysql : SQL.pg
   const router = createRouter({
-    driver: pgDriver(),
+    driver: mysql ? mysql2Driver() : pgDriver(),
     primary,
     replicas,
-    pool: { max, idleTimeoutMillis: IDLE_MS },
+    pool: mysql
+      ? { connectionLimit: max, maxIdle: max, idleTimeout: IDLE_MS }
+      : { max, idleTimeoutMillis: IDLE_MS },
     readYourWrites: rywConfig(name),
   })
   router.on('error', noop)
@@ -90,7 +117,7 @@ export async function createRywVariant(name, { primary, replicas, sessions, read
   const unusable = router.stats().nodes.filter((n) => !n.usable)
   if (unusable.length > 0)
     throw new Error(`router not ready: ${unusable.map((n) => `${n.name}: ${n.unusableReason}`).join(', ')}`)
-  const writePath = name.startsWith('ryw-w-')
+  const writePath = name.startsWith('ryw-w-') || name.startsWith('ryw-my-w-')
 
   /** `sessions` callers for `seconds`; returns ops/s, latency percentiles, client CPU per op. */
   const round = async (seconds) => {

@@ -17,7 +17,7 @@ import { pgDriver } from '../../dist/pg/index.js'
 import { closedLoop, IDLE_MS } from './closed-loop.mjs'
 import { createMysqlVariant, MYSQL_VARIANTS } from './mysql-throughput.mjs'
 import { createPostgresJsVariant, PGJS_VARIANTS } from './postgresjs-throughput.mjs'
-import { createRywVariant, RYW_VARIANTS } from './ryw.mjs'
+import { createRywVariant, RYW_MYSQL_VARIANTS, RYW_VARIANTS } from './ryw.mjs'
 
 export const SQL = 'SELECT $1::int AS x'
 
@@ -46,7 +46,7 @@ function rawPools(replicas, max) {
 export async function createVariant(name, config) {
   if (name in MYSQL_VARIANTS) return createMysqlVariant(name, config)
   if (name in PGJS_VARIANTS) return createPostgresJsVariant(name, config)
-  if (name in RYW_VARIANTS) return createRywVariant(name, config)
+  if (name in RYW_VARIANTS || name in RYW_MYSQL_VARIANTS) return createRywVariant(name, config)
   const { primary, replicas, concurrency, max } = config
   if (name === 'raw' || name === 'raw-als') {
     const pools = rawPools(replicas, max)
@@ -105,7 +105,13 @@ export async function createVariant(name, config) {
 }
 
 /** Labels of every variant run in a worker: pg, postgres.js and mysql2 throughput, read-your-writes. */
-export const LABELS = Object.freeze({ ...VARIANTS, ...PGJS_VARIANTS, ...MYSQL_VARIANTS, ...RYW_VARIANTS })
+export const LABELS = Object.freeze({
+  ...VARIANTS,
+  ...PGJS_VARIANTS,
+  ...MYSQL_VARIANTS,
+  ...RYW_VARIANTS,
+  ...RYW_MYSQL_VARIANTS,
+})
 
 /**
  * Async resources (promises, timers, ticks...) created per query by a variant, counted with an

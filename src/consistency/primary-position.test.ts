@@ -125,4 +125,112 @@ describe('PrimaryPosition', () => {
     expect(await a).toBeUndefined()
     expect(known.covers('999')).toBe(false)
   })
+
+  describe('positions after own writes (stampWrite / afterWrite)', () => {
+    it('a write costs no read; the first demand reads once, and that read serves every write stamped before it started', async () => {
+      const { known, reads, flush } = setup()
+      const stamps = [known.stampWrite(), known.stampWrite(), known.stampWrite()]
+      await flush()
+      expect(reads).toHaveLength(0) // writes alone read nothing
+      const answers = stamps.map((s) => known.afterWrite(s))
+      await flush()
+      expect(reads).toHaveLength(1) // three demands, one read
+      reads[0]?.resolve('30')
+      expect(await Promise.all(answers)).toEqual(['30', '30', '30'])
+      // A later demand for the same writes: the finished sample answers it, no read.
+      expect(await known.afterWrite(stamps[0] as number)).toBe('30')
+      expect(reads).toHaveLength(1)
+    })
+
+    it('a read started before a write finished is never used for it: the write waits for the next one, shared by the writes meanwhile', async () => {
+      const { known, reads, flush } = setup(1000) // spacing: never applies to writes
+      const w1 = known.stampWrite()
+      const a = known.afterWrite(w1) // read #1 starts
+      await flush()
+      expect(reads).toHaveLength(1)
+      const w2 = known.stampWrite() // finished while read #1 runs
+      const w3 = known.stampWrite()
+      const b = known.afterWrite(w2)
+      const c = known.afterWrite(w3)
+      const again = known.afterWrite(w1) // still served by read #1
+      await flush()
+      expect(reads).toHaveLength(1) // #2 only once #1 is done
+      reads[0]?.resolve('10')
+      expect(await a).toBe('10')
+      expect(await again).toBe('10')
+      await flush()
+      expect(reads).toHaveLength(2) // at once, despite spacingMs 1000
+      reads[1]?.resolve('20')
+      expect(await b).toBe('20')
+      expect(await c).toBe('20')
+      expect(reads).toHaveLength(2)
+    })
+
+    it('a failed read gives undefined, and the next demand reads again', async () => {
+      const { known, reads, flush } = setup()
+      const w = known.stampWrite()
+      const a = known.afterWrite(w)
+      await flush()
+      reads[0]?.reject(new Error('primary gone'))
+      expect(await a).toBeUndefined()
+      const b = known.afterWrite(w)
+      await flush()
+      expect(reads).toHaveLength(2)
+      reads[1]?.resolve('5')
+      expect(await b).toBe('5')
+    })
+
+    it('token checks and write demands share the samples', async () => {
+      const { known, reads, tick, flush } = setup()
+      const t = known.sampleAfter(tick())
+      const w = known.afterWrite(known.stampWrite()) // stamped after sample #1 started: needs #2
+      await flush()
+      expect(reads).toHaveLength(1)
+      const t2 = known.sampleAfter(tick()) // joins #2
+      reads[0]?.resolve('1')
+      expect(await t).toBe('1')
+      await flush()
+      expect(reads).toHaveLength(2)
+      reads[1]?.resolve('2')
+      expect(await w).toBe('2')
+      expect(await t2).toBe('2')
+    })
+
+    it('many concurrent writers: reads stay far below writes, and every answer covers its write', async () => {
+      // A simulated primary: write n commits position n; a read returns what was committed when it ran.
+      let committed = 0
+      const pending: Array<() => void> = []
+      const known = new PrimaryPosition(num, new LagTracker(num), () => {
+        const seen = committed
+        return new Promise<string>((resolve) => pending.push(() => resolve(String(seen))))
+      })
+      const checks: Array<Promise<void>> = []
+      let reads = 0
+      let answered = 0
+      for (let n = 1; n <= 400; n++) {
+        committed = n // the write's reply has arrived...
+        const stamp = known.stampWrite() // ...then it is stamped
+        expect(stamp).toBe(n)
+        checks.push(
+          known.afterWrite(stamp).then((p) => {
+            answered++
+            expect(Number(p)).toBeGreaterThanOrEqual(n)
+          }),
+        )
+        for (let k = 0; k < 3; k++) await null // let the sampler run between writes
+        if (n % 7 === 0) {
+          reads += pending.length
+          for (const answer of pending.splice(0)) answer() // the primary answers now and then
+        }
+      }
+      while (answered < 400) {
+        await new Promise((r) => setImmediate(r))
+        reads += pending.length
+        for (const answer of pending.splice(0)) answer()
+      }
+      await Promise.all(checks)
+      expect(reads).toBeGreaterThan(0)
+      expect(reads).toBeLessThan(400 / 4)
+    })
+  })
 })

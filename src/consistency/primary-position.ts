@@ -17,6 +17,15 @@ export const DEFAULT_SAMPLE_SPACING_MS = 5
  * forged tokens costs the primary at most one small query per `spacingMs` (and slows the forgers
  * by as much), never one per request. Without a flood, a sample starts at once.
  *
+ * The same samples give read-your-writes its positions when a write's reply carries none
+ * (PostgreSQL): a session only takes a stamp when its write finished (`stampWrite`, a counter:
+ * no query), and asks `afterWrite(stamp)` when it first needs the position (its first read after
+ * the write). Any position read after the write finished covers it, so a sample serves every
+ * stamp taken before it started: a running one if it started late enough, else the next one,
+ * which starts as soon as the running one ends (no spacing: these demands come from real writes).
+ * A sample that started before a write finished is never used for it. Sessions that write and
+ * never read cost nothing.
+ *
  * @example
  * ```ts
  * const known = new PrimaryPosition(driver.positionReached, cluster.lag, readPrimaryPosition)
@@ -31,10 +40,16 @@ export class PrimaryPosition {
   readonly #clock: () => number
   /** The furthest position seen after an own write or in a sample (probes go to `#lag`). */
   #own: string | undefined
-  /** The last finished sample and when it started. */
-  #last: { readonly at: number; readonly position: string | undefined } | undefined
-  /** The sample running now, and when it started. */
-  #current: { readonly at: number; readonly promise: Promise<string | undefined> } | undefined
+  /** The last finished sample, when it started, and how many writes had been stamped by then. */
+  #last: { readonly at: number; readonly writes: number; readonly position: string | undefined } | undefined
+  /** The sample running now, when it started, and how many writes had been stamped by then. */
+  #current:
+    | { readonly at: number; readonly writes: number; readonly promise: Promise<string | undefined> }
+    | undefined
+  /** Writes stamped so far (`stampWrite`). */
+  #writes = 0
+  /** Whether a write waits for the queued sample: it then starts without the spacing. */
+  #urgent = false
   /** The sample that starts when the current one ends (and the spacing allows), shared by the checks waiting for it. */
   #queued: Promise<string | undefined> | undefined
   readonly #spacingMs: number
@@ -92,10 +107,43 @@ export class PrimaryPosition {
     return this.#queued
   }
 
-  /** Starts a sample once `running` has ended and the spacing since the last start has passed. */
+  /**
+   * Stamps a write that has just finished (its reply arrived): no I/O, a counter. Pass the stamp
+   * to `afterWrite` when the position after that write is needed.
+   */
+  stampWrite(): number {
+    this.#writes++
+    return this.#writes
+  }
+
+  /** How many writes have been stamped so far (the stamp of the latest one). */
+  get writesStamped(): number {
+    return this.#writes
+  }
+
+  /**
+   * The primary's position read by a sample that started after the write stamped `stamp`
+   * finished, so it covers that write: the last finished one if it did and succeeded, the running
+   * one if it did, else the next one (started as soon as the running one ends). `undefined` when
+   * the position cannot be read. Never rejects.
+   */
+  afterWrite(stamp: number): Promise<string | undefined> {
+    const last = this.#last
+    if (last !== undefined && last.writes >= stamp && last.position !== undefined)
+      return Promise.resolve(last.position)
+    const current = this.#current
+    if (current !== undefined && current.writes >= stamp) return current.promise
+    this.#urgent = true
+    if (this.#queued !== undefined) return this.#queued
+    if (current === undefined) return this.#start()
+    this.#queued = this.#startLater(current.promise)
+    return this.#queued
+  }
+
+  /** Starts a sample once `running` has ended and the spacing since the last start has passed (no spacing for a write). */
   async #startLater(running: Promise<unknown> | undefined): Promise<string | undefined> {
     if (running !== undefined) await running
-    const wait = this.#lastStart + this.#spacingMs - this.#clock()
+    const wait = this.#urgent ? 0 : this.#lastStart + this.#spacingMs - this.#clock()
     if (wait > 0) {
       await new Promise<void>((resolve) => {
         setTimeout(resolve, Math.ceil(wait)).unref?.()
@@ -114,6 +162,8 @@ export class PrimaryPosition {
 
   #start(): Promise<string | undefined> {
     const at = this.#clock()
+    const writes = this.#writes
+    this.#urgent = false
     this.#lastStart = at
     const generation = this.#generation
     const read = this.#read
@@ -127,10 +177,10 @@ export class PrimaryPosition {
         if (this.#current?.promise === promise) this.#current = undefined
         if (generation !== this.#generation) return undefined
         if (position !== undefined) this.observe(position)
-        this.#last = { at, position }
+        this.#last = { at, writes, position }
         return position
       })
-    this.#current = { at, promise }
+    this.#current = { at, writes, promise }
     return promise
   }
 }

@@ -6,8 +6,18 @@
 export class Session {
   /** Time of the session's last write (ms since epoch), 0 if none. */
   lastWriteAt = 0
-  /** Primary position after the session's last write, per cluster (`position` mode). */
+  /**
+   * The position a replica must have replayed to serve the session's reads, per cluster
+   * (`position` mode): after its writes (or from its token). `unknown` while it is still to be
+   * read (a check is then pending: see `settle`), or when it could not be read (reads go to the
+   * primary).
+   */
   readonly positions = new Map<string, string>()
+  /**
+   * Per cluster, the stamp (`PrimaryPosition.stampWrite`) of the session's last write whose
+   * position is still to be read (its `positions` entry is then `unknown`, with a check pending).
+   */
+  readonly pendingWrites = new Map<string, number>()
   /** Writes recorded in this session (since it began, or since it was resumed from a token). */
   writes = 0
   /** The token this session was resumed from, verbatim, if it was accepted; `undefined` for a new session. */
@@ -27,6 +37,11 @@ export class Session {
     this.#checks.set(cluster, check)
   }
 
+  /** Whether a check of the position of `cluster` is still to run or running. */
+  hasCheck(cluster: string): boolean {
+    return this.#checks?.has(cluster) === true
+  }
+
   /**
    * The pending check of the position of `cluster`, started on the first call and shared by the
    * reads that wait for it; `undefined` once it has settled (or when there is none, the usual case).
@@ -36,8 +51,9 @@ export class Session {
     if (checks === undefined) return undefined
     const c = checks.get(cluster)
     if (c === undefined || typeof c !== 'function') return c
-    const running = c().finally(() => {
-      checks.delete(cluster)
+    const running: Promise<void> = c().finally(() => {
+      // (A later write may have registered a newer check meanwhile: keep that one.)
+      if (checks.get(cluster) === running) checks.delete(cluster)
     })
     checks.set(cluster, running)
     return running

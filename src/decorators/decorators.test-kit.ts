@@ -158,8 +158,12 @@ export function typeCheck(files: Record<string, string>, mode: DecoratorMode, sr
     return file
   }
   const program = ts.createProgram([...virtual.keys()], options, host)
-  return ts
-    .getPreEmitDiagnostics(program)
-    .filter((d) => d.file === undefined || virtual.has(d.file.fileName))
-    .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))
+  // Only the fixtures are checked (the sources they import are resolved as needed, not checked
+  // whole: that was most of the time), plus the program's global and options diagnostics.
+  const fixtures = [...virtual.keys()].flatMap((name) => program.getSourceFile(name) ?? [])
+  return [
+    ...program.getOptionsDiagnostics(),
+    ...program.getGlobalDiagnostics(),
+    ...fixtures.flatMap((f) => [...program.getSyntacticDiagnostics(f), ...program.getSemanticDiagnostics(f)]),
+  ].map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))
 }

@@ -191,6 +191,53 @@ describe('HealthMonitor (fake driver, fake timers)', () => {
     expect((probes.primary ?? []).length).toBeGreaterThanOrEqual(8)
   })
 
+  it('an event-loop stall of this process is no probe timeout: a reply that arrived during the stall counts, a frozen node still fails', async () => {
+    // Real timers: the stall is a synchronous busy loop longer than the deadline, during which the
+    // node "replies" (the reply is delivered after the timers phase, like a socket read).
+    const busy = (ms: number): void => {
+      const end = Date.now() + ms
+      while (Date.now() < end) {
+        // a synchronous burst of work (CPU starvation, a long GC)
+      }
+    }
+    const probes: Record<string, number[]> = {}
+    const driver = fakeDriver({ primary: true, r1: true }, probes)
+    let frozen = false
+    driver.probe = (node) => {
+      record(probes, node.name)
+      if (frozen) return new Promise(() => {})
+      return new Promise((resolve) => {
+        setTimeout(
+          () => setImmediate(() => resolve({ role: node.name === 'primary' ? 'primary' : 'replica' })),
+          5,
+        )
+      })
+    }
+    const config = resolveConfig({
+      driver,
+      primary: 'postgres://db1/app',
+      replicas: [{ name: 'r1', url: 'postgres://db2/app' }],
+      healthCheck: { intervalMs: 10_000, timeoutMs: 40, failureThreshold: 1 },
+    })
+    const events = new RouterEmitter()
+    const cluster = new Cluster(config.clusters[0]!, config.driver, config.healthCheck, events)
+    const monitor = new HealthMonitor([cluster], config, events)
+    const r1 = cluster.nodes.find((n) => n.name === 'r1')!
+    try {
+      const answered = monitor.probeNode(cluster, r1)
+      busy(150) // both the reply (due at 5 ms) and the deadline (due at 40 ms) are overdue now
+      expect(await answered).toBe(true)
+      expect(r1.state).not.toBe('down')
+      frozen = true
+      const hung = monitor.probeNode(cluster, r1)
+      busy(150)
+      expect(await hung).toBe(false) // one more deadline, then it fails: a stall never hides a hang
+      expect(r1.state).toBe('down')
+    } finally {
+      monitor.stop()
+    }
+  })
+
   it('with healthCheck: false, probes no healthy node, yet brings back a node marked down by real queries', async () => {
     vi.useFakeTimers({ now: 0 })
     const up = { primary: true, r1: true }

@@ -21,6 +21,12 @@ class ProbeTimeoutError extends Error {
 const HUNG_SHARE = 0.75
 
 /**
+ * A probe deadline timer that fires this share of the deadline (or more) after it was due shows
+ * an event-loop stall of this process, not a slow node: the probe gets one more deadline.
+ */
+const STALL_SHARE = 0.5
+
+/**
  * Probes every node on a timer and applies outcomes — of probes and of real queries — to the nodes'
  * state machines, emitting one event per state change, aborting the work of nodes marked down and
  * rebuilding the clusters' candidate lists. Probes run in parallel, each under one hard deadline
@@ -136,12 +142,28 @@ export class HealthMonitor {
     const ac = new AbortController()
     this.#probes.add(ac)
     let timer: NodeJS.Timeout | undefined
+    let settled = false
     let ok = false
     try {
       const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
+        const expire = (): void => {
+          if (settled) return
           reject(new ProbeTimeoutError(hc.timeoutMs)) // first: the race reports the deadline, not the abort
           ac.abort()
+        }
+        timer = setTimeout(() => {
+          // A timeout is about the node, not about this process: when the event loop was stalled
+          // (CPU starvation, a long GC, a synchronous burst of work), the timer fires late and the
+          // node's reply may already sit unread in the socket. Give the poll phase one turn to
+          // deliver it (setImmediate runs after pending I/O); and when the timer fired much later
+          // than due, the stall ate the node's time: grant it one more full deadline from now.
+          const late = Date.now() - started - hc.timeoutMs
+          setImmediate(() => {
+            if (settled) return
+            if (late < hc.timeoutMs * STALL_SHARE) return expire()
+            timer = setTimeout(() => setImmediate(expire), hc.timeoutMs)
+            timer.unref()
+          })
         }, hc.timeoutMs)
         timer.unref()
       })
@@ -166,6 +188,7 @@ export class HealthMonitor {
       this.recordFailure(cluster, node, err, 'probe')
       if (node.awaitingProbe && node.probes === 1) cluster.rebuild() // its first probe is done: fallback can be decided
     } finally {
+      settled = true
       if (timer !== undefined) clearTimeout(timer)
       this.#probes.delete(ac)
       node.probing = false

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { gtidFormat, gtidReached, parseMariaDbPosition, parseMysqlGtidSet } from './gtid.js'
+import {
+  gtidFormat,
+  gtidReached,
+  mergeGtidPositions,
+  parseMariaDbPosition,
+  parseMysqlGtidSet,
+} from './gtid.js'
 
 const A = '3e11fa47-71ca-11e1-9e33-c80aa9429562'
 const B = '8a94f357-aab4-11df-86ab-c80aa9429562'
@@ -141,5 +147,38 @@ describe('gtidReached (MySQL)', () => {
   it('keeps working past the cache limit', () => {
     for (let i = 1; i < 1500; i++) expect(gtidReached(`${A}:1-${i + 1}`, `${A}:${i}`)).toBe(true)
     for (let i = 1; i < 1500; i++) expect(gtidReached(`0-1-${i}`, `0-1-${i + 1}`)).toBe(false)
+  })
+})
+
+describe('mergeGtidPositions', () => {
+  it('MariaDB: per domain, the higher sequence number (server ids kept for printing)', () => {
+    expect(mergeGtidPositions('0-1-5', '0-1-9')).toBe('0-1-9')
+    expect(mergeGtidPositions('0-1-9', '0-2-5')).toBe('0-1-9')
+    expect(mergeGtidPositions('0-1-5,1-2-7', '0-1-9')).toBe('0-1-9,1-2-7')
+    expect(mergeGtidPositions('0-1-5', '2-1-3')).toBe('0-1-5,2-1-3')
+  })
+
+  it('MariaDB: the merge is reached exactly when both are (several domains)', () => {
+    const merged = mergeGtidPositions('0-1-5', '1-1-3') as string
+    expect(gtidReached('0-1-5,1-1-3', merged)).toBe(true)
+    expect(gtidReached('0-1-5', merged)).toBe(false) // domain 1 missing: a session's write there is not replayed
+    expect(gtidReached('0-1-4,1-1-9', merged)).toBe(false)
+  })
+
+  it('MySQL: the union of the sets (tags included)', () => {
+    expect(mergeGtidPositions(`${A}:1-3`, `${A}:5`)).toBe(`${A}:1-3:5`)
+    expect(mergeGtidPositions(`${A}:1-3`, `${A}:4`)).toBe(`${A}:1-4`)
+    expect(mergeGtidPositions(`${A}:7`, `${B}:2`)).toBe(`${A}:7,${B}:2`)
+    const merged = mergeGtidPositions(`${A}:7`, `${A}:tag1:2`) as string
+    expect(gtidReached(`${A}:1-7:tag1:1-2`, merged)).toBe(true)
+    expect(gtidReached(`${A}:1-7`, merged)).toBe(false)
+  })
+
+  it('an empty side gives the other; garbage or two formats give undefined', () => {
+    expect(mergeGtidPositions('', '0-1-5')).toBe('0-1-5')
+    expect(mergeGtidPositions('0-1-5', ' ')).toBe('0-1-5')
+    expect(mergeGtidPositions('', '')).toBeUndefined()
+    expect(mergeGtidPositions('0-1-5', `${A}:1`)).toBeUndefined()
+    expect(mergeGtidPositions('0-1-x', '0-1-5')).toBeUndefined()
   })
 })

@@ -188,3 +188,73 @@ export function gtidReached(replay: string, target: string): boolean {
   const r = cached(mysqlCache, replay, parseMysqlGtidSet)
   return r !== null && mysqlReached(r, t)
 }
+
+/** One MariaDB GTID as text parts: the server id is kept for printing, only domain and seq compare. */
+interface MariaDbGtid {
+  readonly server: string
+  readonly seq: bigint
+}
+
+function parseMariaDbGtids(position: string): Map<number, MariaDbGtid> | undefined {
+  const s = position.replace(WHITESPACE, '')
+  const out = new Map<number, MariaDbGtid>()
+  if (s === '') return out
+  for (const part of s.split(',')) {
+    const m = MARIADB_GTID.exec(part)
+    if (m === null) return undefined
+    const domain = Number(m[1])
+    const seq = BigInt(m[3] as string)
+    const prev = out.get(domain)
+    if (prev === undefined || seq > prev.seq) out.set(domain, { server: m[2] as string, seq })
+  }
+  return out
+}
+
+function formatMysqlGtidSet(set: MysqlGtidSet): string {
+  const parts: string[] = []
+  for (const [key, intervals] of set) {
+    let text = key
+    for (const [start, end] of intervals) text += start === end ? `:${start}` : `:${start}-${end}`
+    parts.push(text)
+  }
+  return parts.join(',')
+}
+
+/**
+ * Merges two GTID positions of one primary into the smallest one that is reached exactly when
+ * both are: MariaDB, per replication domain the higher sequence number (`0-1-5` + `1-1-3` =
+ * `0-1-5,1-1-3`; `0-1-5` + `0-1-9` = `0-1-9`); MySQL, the union of the two GTID sets. Used to
+ * gather a session's own GTIDs (as the server reports them with each write's reply) into one
+ * read-your-writes position. `undefined` when either is not a position, or they are of two formats.
+ *
+ * @example
+ * ```ts
+ * mergeGtidPositions('0-1-5,1-2-7', '0-1-9') // '0-1-9,1-2-7'
+ * mergeGtidPositions('3e11fa47-71ca-11e1-9e33-c80aa9429562:1-3', '3e11fa47-71ca-11e1-9e33-c80aa9429562:5')
+ * // '3e11fa47-71ca-11e1-9e33-c80aa9429562:1-3:5'
+ * ```
+ */
+export function mergeGtidPositions(a: string, b: string): string | undefined {
+  const fa = gtidFormat(a)
+  const fb = gtidFormat(b)
+  if (fa === undefined) return fb === undefined ? undefined : b.replace(WHITESPACE, '')
+  if (fb === undefined) return a.replace(WHITESPACE, '')
+  if (fa !== fb) return undefined
+  if (fa === 'mariadb') {
+    const pa = parseMariaDbGtids(a)
+    const pb = parseMariaDbGtids(b)
+    if (pa === undefined || pb === undefined) return undefined
+    for (const [domain, g] of pb) {
+      const have = pa.get(domain)
+      if (have === undefined || g.seq > have.seq) pa.set(domain, g)
+    }
+    return [...pa].map(([domain, g]) => `${domain}-${g.server}-${g.seq}`).join(',')
+  }
+  const sa = parseMysqlGtidSet(a)
+  const sb = parseMysqlGtidSet(b)
+  if (sa === undefined || sb === undefined) return undefined
+  const out = new Map<string, readonly Interval[]>()
+  for (const [key, list] of sa) out.set(key, list)
+  for (const [key, list] of sb) out.set(key, mergeIntervals([...(out.get(key) ?? []), ...list]))
+  return formatMysqlGtidSet(out)
+}

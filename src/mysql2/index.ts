@@ -12,7 +12,7 @@
  *
  * @module
  */
-export { gtidReached } from './gtid.js'
+export { gtidReached, mergeGtidPositions } from './gtid.js'
 export { RoutedMysql2Connection } from './mysql2-connection-facade.js'
 export { type Mysql2Driver, type Mysql2DriverOptions, mysql2Driver } from './mysql2-driver.js'
 export { classifyMysqlError } from './mysql2-errors.js'
@@ -27,3 +27,10 @@ export {
 export { RoutedMysql2PromiseConnection } from './mysql2-promise-connection.js'
 export type { Mysql2ResultFields } from './mysql2-result.js'
 export { beginStatements } from './mysql2-transaction-sql.js'
+export { RoutedMysql2ModuleConnection } from './routed-mysql2-connection.js'
+export {
+  type RoutedMysql2Module,
+  RoutedMysql2ModulePool,
+  type RoutedMysql2Options,
+  routedMysql2,
+} from './routed-mysql2.js'

@@ -1,5 +1,8 @@
 import type { PoolConnection } from 'mysql2/promise'
 import mysql2 from 'mysql2/promise'
+import { ConfigError } from '../errors/config-error.js'
+import { KeptConnectionProber } from '../health/kept-connection-prober.js'
+import { keyPath } from '../router/config-checks.js'
 import type {
   BeginOptions,
   Driver,
@@ -10,20 +13,18 @@ import type {
   ProbeResult,
   QueryResult,
 } from '../router/driver.js'
-import { ConfigError } from '../errors/config-error.js'
-import { KeptConnectionProber } from '../health/kept-connection-prober.js'
-import { keyPath } from '../router/config-checks.js'
 import type { FacadeHost } from '../router/facade-host.js'
 import type { Statement } from '../router/statement.js'
-import { gtidFormat, gtidReached } from './gtid.js'
+import { gtidFormat, gtidReached, mergeGtidPositions } from './gtid.js'
 import { cancelMysqlQuery } from './mysql2-cancel.js'
 import { classifyMysqlError } from './mysql2-errors.js'
 import { type CoreConnection, coreOf, type QueryCallback } from './mysql2-internals.js'
 import { type Mysql2Module, Mysql2NodePool, queryTimeoutOf } from './mysql2-node-pool.js'
-import { isTainted } from './mysql2-read-only-session.js'
 import { createMysql2PoolFacade, type Mysql2RouterPool } from './mysql2-pool-facade.js'
 import { checkMysql2PoolOptions, knownMysql2PoolOptions } from './mysql2-pool-options.js'
 import { mysqlProbeOps, type ProbeMemo, probeNode } from './mysql2-probe.js'
+import { isTainted } from './mysql2-read-only-session.js'
+import { noteReply, takeReplyPosition } from './mysql2-reply-position.js'
 import { type Mysql2ResultFields, toQueryResult } from './mysql2-result.js'
 import { isPrepared, queryOptions } from './mysql2-statement.js'
 import { beginStatements, savepointSql } from './mysql2-transaction-sql.js'
@@ -119,6 +120,7 @@ class Mysql2DriverImpl implements Mysql2Driver {
     // No client-side timeout: the core bounds statements by queryTimeoutMs and cancels them (`cancel`).
     const options = queryOptions(stmt, params, 0)
     const [result, fields] = isPrepared(stmt) ? await conn.execute(options) : await conn.query(options)
+    noteReply(coreOf(conn), result, fields)
     return toQueryResult(result, fields)
   }
 
@@ -140,7 +142,10 @@ class Mysql2DriverImpl implements Mysql2Driver {
     }
     const done = (err: unknown, result?: unknown, fields?: unknown): void => {
       if (err) cb(err)
-      else cb(undefined, toQueryResult(result, fields))
+      else {
+        noteReply(core, result, fields)
+        cb(undefined, toQueryResult(result, fields))
+      }
     }
     if (params === undefined) core.query(stmt, done as QueryCallback)
     else core.query(stmt, params, done as QueryCallback)
@@ -156,6 +161,19 @@ class Mysql2DriverImpl implements Mysql2Driver {
 
   positionReached(replay: string, target: string): boolean {
     return gtidReached(replay, target)
+  }
+
+  /**
+   * The GTIDs the server reported with the replies on `conn` since the last call (session
+   * tracking, turned on as each connection opens: MariaDB `last_gtid`, MySQL `OWN_GTID`), merged;
+   * `undefined` when none did.
+   */
+  takeReplyPosition(conn: PoolConnection): string | undefined {
+    return takeReplyPosition(coreOf(conn))
+  }
+
+  mergePositions(a: string, b: string): string | undefined {
+    return mergeGtidPositions(a, b)
   }
 
   async positionAfterWrite(conn: PoolConnection): Promise<string> {
@@ -187,13 +205,18 @@ class Mysql2DriverImpl implements Mysql2Driver {
     if (timeoutMs <= 0 || format === undefined || format !== (mariadb ? 'mariadb' : 'mysql')) return read()
     if (mariadb) {
       // MASTER_GTID_WAIT blocks on the server until @@gtid_slave_pos reaches `target` (0) or the
-      // timeout passes (-1): no polling. Fractional seconds are allowed.
+      // timeout passes (-1): no polling. Fractional seconds are allowed. The position is read in
+      // the same statement, after the wait (select items are evaluated in order; were one read
+      // first, it would only look older than the target: the read then goes to the primary).
       const base = queryTimeoutOf(core)
-      await queryRows(conn, 'SELECT MASTER_GTID_WAIT(?, ?) AS r', base > 0 ? base + timeoutMs : 0, [
-        target,
-        timeoutMs / 1000,
-      ])
-      return read()
+      const rows = await queryRows(
+        conn,
+        'SELECT MASTER_GTID_WAIT(?, ?) AS r, @@GLOBAL.gtid_slave_pos AS pos',
+        base > 0 ? base + timeoutMs : 0,
+        [target, timeoutMs / 1000],
+      )
+      const pos = rows[0]?.pos
+      return typeof pos === 'string' ? pos.replace(/\s+/g, '') : undefined
     }
     // MySQL: poll @@gtid_executed (as the pg driver polls its replay LSN).
     const deadline = Date.now() + timeoutMs
@@ -268,6 +291,11 @@ class Mysql2DriverImpl implements Mysql2Driver {
  *   needs MariaDB with a binary log on the primary, or MySQL with `gtid_mode=ON` (otherwise a
  *   MySQL probe reports no position). `waitForPosition` uses `MASTER_GTID_WAIT` on MariaDB and
  *   polls `@@gtid_executed` on MySQL.
+ * - A session's write needs no position query: each new connection of a writable pool turns on
+ *   GTID session tracking (MariaDB: `last_gtid` added to `session_track_system_variables`; MySQL:
+ *   `session_track_gtids = OWN_GTID`), queued before its first statement, and the GTID comes back
+ *   in the write's OK packet (`takeReplyPosition`). Not with `resetOnRelease: true` (a reset turns
+ *   it off): positions are then read lazily, as when a server refuses the setting.
  *
  * @example
  * ```ts

@@ -12,6 +12,9 @@ import {
 } from './mysql2-internals.js'
 import { poolOptions } from './mysql2-options.js'
 import { establishReadOnlySession, isTainted, watchReadOnlyConnection } from './mysql2-read-only-session.js'
+import { sessionTrackingSql } from './mysql2-reply-position.js'
+
+const noop = (): void => {}
 
 /** The `mysql2/promise` module (or a compatible one). */
 export type Mysql2Module = typeof import('mysql2/promise')
@@ -68,9 +71,16 @@ export class Mysql2NodePool implements DriverPool<PoolConnection> {
     }
     this.#rememberReadOnly = options.resetOnRelease !== true
     this.#pool = lib.createPool(options)
+    // Writable pools: GTID session tracking, so a write's reply carries its position (no query
+    // after it). Queued before the connection's first statement, so it costs no wait. Skipped
+    // with resetOnRelease (a reset would turn it off again); a server that refuses it just sends
+    // no positions (the router then reads them).
+    const track = !node.readOnly && options.resetOnRelease !== true
     this.#pool.on('connection', (conn) => {
       const core = conn as unknown as CoreConnection
       if (node.readOnly) watchReadOnlyConnection(core)
+      const tracking = track ? sessionTrackingSql(core._handshakePacket?.serverVersion) : undefined
+      if (tracking !== undefined) core.query(tracking, noop)
       queryTimeouts.set(core, node.queryTimeoutMs)
       core.on('error', (err: unknown) => {
         if (!this.#busy.has(core)) onError(err)

@@ -1,3 +1,5 @@
 export { type PgDriver, type PgDriverOptions, type PgResultFields, pgDriver } from './pg-driver.js'
 export { classifyPgError } from './pg-errors.js'
 export { lsnReached } from './pg-position.js'
+export { RoutedPgClient } from './routed-pg-client.js'
+export { type RoutedPgModule, type RoutedPgOptions, routedPg } from './routed-pg.js'

@@ -18,11 +18,11 @@ import { cancelPgQuery } from './pg-cancel.js'
 import { classifyPgError } from './pg-errors.js'
 import { checkPgClient, type PgSupport } from './pg-internals.js'
 import { createPgNodePool } from './pg-node-pool.js'
-import type { ReadOnlySessionClient } from './pg-read-only-session.js'
 import { createPgPoolFacade } from './pg-pool-facade.js'
-import { pgProbeOps } from './pg-probe.js'
 import { checkPgPoolOptions, knownPgPoolOptions } from './pg-pool-options.js'
 import { lsnReached } from './pg-position.js'
+import { pgProbeOps } from './pg-probe.js'
+import type { ReadOnlySessionClient } from './pg-read-only-session.js'
 
 /** Options of {@link pgDriver}. */
 export interface PgDriverOptions {
@@ -147,6 +147,12 @@ class PgDriverImpl implements PgDriver {
     return lsnReached(replay, target)
   }
 
+  /**
+   * `pg_current_wal_insert_lsn()`, not `pg_current_wal_lsn()`: with `synchronous_commit = off`
+   * (settable per transaction) a `COMMIT` returns before its WAL is written, so the write position
+   * read after it may still be short of that commit; the insert position never is. Read-your-writes
+   * reads it lazily and shared (see `PrimaryPosition.afterWrite`), never once per write.
+   */
   async positionAfterWrite(conn: pg.Client): Promise<string> {
     const res = await conn.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')
     const lsn = res.rows[0]?.lsn

@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import type { DriverNodeOptions, DriverPool } from '../router/driver.js'
-import { type PgClientPoolOptions, PgClientPool, type PooledClient } from './pg-client-pool.js'
+import { PgClientPool, type PgClientPoolOptions, type PooledClient } from './pg-client-pool.js'
 import { destroyClient } from './pg-internals.js'
 import { checkPgPoolOptions, knownPgPoolOptions, PG_POOL_OPTIONS, poolPasswordOf } from './pg-pool-options.js'
 import { readOnlySessionIntact, trackReadOnlySetting, verifyReadOnlySession } from './pg-read-only-session.js'

@@ -87,11 +87,15 @@ export class Cluster {
     this.rebuild()
   }
 
-  /** The current primary's position, read on one of its pooled connections; `undefined` without a usable primary. */
+  /**
+   * The current primary's position, read on a connection of its read-only pool (idle unless reads
+   * fall back to the primary, so the read does not queue behind writes; kept between samples);
+   * `undefined` without a usable primary.
+   */
   async #readPrimaryPosition(): Promise<string | undefined> {
     const p = this.primary
     if (p === undefined || !p.available) return undefined
-    const conn = await p.acquire()
+    const conn = await p.acquire(true)
     let ok = false
     try {
       const position = await this.#driver.positionAfterWrite(conn)

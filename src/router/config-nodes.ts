@@ -11,8 +11,8 @@ import {
   quote,
 } from './config-checks.js'
 import type { Dialect, NodeRole } from './driver.js'
-import type { NodeConfig } from './options.js'
 import { expectedUrl, parseNodeUrl } from './node-url.js'
+import type { NodeConfig } from './options.js'
 import type { ResolvedNode } from './resolved-config.js'
 
 /** The keys of a node object, kept in step with {@link NodeConfig} by the compiler. */

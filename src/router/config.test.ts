@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest'
 import type { Balancer } from '../balancer/balancer.js'
 import { ConfigError } from '../errors/config-error.js'
 import { resolveConfig } from './config.js'
-import { configDriver as fakeDriver } from './config-driver.test-kit.js'
 import { didYouMean, editDistance } from './config-checks.js'
+import { configDriver as fakeDriver } from './config-driver.test-kit.js'
 
 const driver = fakeDriver()
 const PRIMARY = 'postgres://app@10.0.0.1:5432/app'

@@ -172,8 +172,27 @@ export interface Driver<Conn = unknown, Pool = unknown, Extras = unknown> {
   createProber?(node: DriverNodeOptions, options: { readonly maxAgeMs: number }): DriverProber
   /** Whether replica position `replay` has reached primary position `target`. */
   positionReached(replay: string, target: string): boolean
-  /** Reads the primary's position after a write on this connection (for read-your-writes). */
+  /**
+   * Reads the primary's current position on one of its connections: any position read this way
+   * after a write finished covers that write. Read-your-writes reads it lazily (when a session that
+   * wrote first reads, one read shared by the sessions waiting for it; see `PrimaryPosition`) and
+   * to check the positions of consistency tokens.
+   */
   positionAfterWrite(conn: Conn): Promise<string>
+  /**
+   * Optional: the position of the writes run on `conn` since the last call, as the server reported
+   * it with their replies (MySQL `session_track_gtids`, MariaDB `last_gtid` session tracking);
+   * `undefined` when no reply carried one. Each call starts a new gathering. With it (and
+   * `mergePositions`), a session's write needs no position query at all. The core calls it before
+   * a session's write (discarding what an earlier checkout left) and after it.
+   */
+  takeReplyPosition?(conn: Conn): string | undefined
+  /**
+   * Optional (required with `takeReplyPosition`): one position reached exactly when both `a` and
+   * `b` are (per-domain maximum, GTID set union, or the later LSN); `undefined` when they cannot be
+   * merged.
+   */
+  mergePositions?(a: string, b: string): string | undefined
   /**
    * On a replica's connection: waits up to `timeoutMs` (0 = just check) until its replay position
    * reaches `target`; resolves to the replay position seen last, or `undefined` if unknown.

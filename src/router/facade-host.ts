@@ -1,6 +1,7 @@
 import { RouterClosedError } from '../errors/router-closed-error.js'
 import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
 import type { IsolationLevel, QueryResult } from './driver.js'
+import { readOnlyViolation } from './read-only-guard.js'
 import type { ReadPath } from './read-path.js'
 import {
   acquireConnection,
@@ -9,9 +10,8 @@ import {
   requirePrimary,
   statementFailed,
 } from './router-core.js'
-import { type ScopedConnectionDeps, scopedConnection } from './scoped-connection.js'
-import { readOnlyViolation } from './read-only-guard.js'
 import type { Scope } from './scope.js'
+import { type ScopedConnectionDeps, scopedConnection } from './scoped-connection.js'
 import type { Statement } from './statement.js'
 import { poolDefaultScope } from './target-session-attrs.js'
 

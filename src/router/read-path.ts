@@ -2,6 +2,7 @@ import { NoHealthyReplicaError } from '../errors/no-healthy-replica-error.js'
 import type { Cluster } from './cluster.js'
 import type { Driver, QueryResult } from './driver.js'
 import { afterFirstProbes } from './first-probes.js'
+import { readOnlyViolation } from './read-only-guard.js'
 import type { ResolvedConfig } from './resolved-config.js'
 import {
   acquireConnection,
@@ -13,7 +14,6 @@ import {
 } from './router-core.js'
 import type { RouterNode } from './router-node.js'
 import type { Scope } from './scope.js'
-import { readOnlyViolation } from './read-only-guard.js'
 import {
   classifyError,
   isNodeFailure,

@@ -62,7 +62,6 @@ export interface AllShardsResult<Row> {
  */
 export interface ShardedRouter {
   readonly shardNames: readonly string[]
-  shardFor(key: ShardKey): Promise<string>
   shard(name: string): ShardHandle
   query<Row = Record<string, unknown>>(sql: Statement, params?: readonly unknown[]): Promise<QueryResult<Row>>
   readOnly<T>(fn: () => T): T
@@ -80,6 +79,8 @@ type Settled<T> = { shard: string; value: T } | { shard: string; error: unknown 
 export class ShardOps {
   readonly #core: RouterCore
   readonly #router: ShardedRouter
+  /** Per shard, the frozen scope `withShard` enters when no scope is active (one object, reused). */
+  readonly #bareScopes = new WeakMap<Cluster, Scope>()
 
   constructor(core: RouterCore, router: ShardedRouter) {
     this.#core = core
@@ -92,18 +93,46 @@ export class ShardOps {
   }
 
   /** The name of the shard a key maps to (rejects for a key the strategy cannot place). */
-  async shardFor(key: ShardKey): Promise<string> {
+  shardFor(key: ShardKey): Promise<string> {
+    try {
+      const name = this.#resolve(key)
+      return Promise.resolve(name).then((n) => this.#cluster(n).name)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+  }
+
+  /**
+   * Runs `fn` in the scope of the shard `key` maps to. A synchronous resolver (every built-in but
+   * `lookup`) costs no await: `fn` runs at once, inside the shard's scope.
+   */
+  withShard<T>(key: ShardKey, fn: () => Promise<T> | T): Promise<T> {
+    try {
+      const name = this.#resolve(key)
+      if (typeof name === 'string') return this.#inShard(this.#cluster(name), fn)
+      return Promise.resolve(name).then((n) => this.#inShard(this.#cluster(n), fn))
+    } catch (err) {
+      return Promise.reject(err)
+    }
+  }
+
+  /** The resolver's answer for a key: a name, or a promise of one (a `lookup` resolver). */
+  #resolve(key: ShardKey): string | PromiseLike<string> {
     const sharding = this.#core.config.sharding
     if (sharding === undefined) throw new TypeError('this router is not sharded (no shards configured)')
-    const name = await sharding.resolver.resolve(key, sharding.shardNames)
-    if (!this.#core.byName.has(name)) throw new UnknownShardError(String(name), sharding.shardNames)
+    const name = sharding.resolver.resolve(key, sharding.shardNames)
+    if (typeof name !== 'string' && typeof (name as PromiseLike<string> | undefined)?.then !== 'function') {
+      return this.#cluster(name as unknown as string).name // not a name: UnknownShardError, below
+    }
     return name
   }
 
-  /** Runs `fn` in the scope of the shard `key` maps to. */
-  async withShard<T>(key: ShardKey, fn: () => Promise<T> | T): Promise<T> {
-    const name = await this.#router.shardFor(key)
-    return this.#inShard(this.#core.byName.get(name) as Cluster, fn)
+  /** The shard (cluster) of a resolved name, or `UnknownShardError`. */
+  #cluster(name: string): Cluster {
+    const cluster = this.#core.byName.get(name)
+    if (cluster === undefined)
+      throw new UnknownShardError(String(name), this.#core.config.sharding?.shardNames ?? [])
+    return cluster
   }
 
   /** The router's query API bound to one shard, by name (`UnknownShardError` if there is none). */
@@ -191,16 +220,33 @@ export class ShardOps {
     return results
   }
 
-  /** Runs `fn` with `cluster` as the shard in scope (a transaction in scope must be on it). */
+  /** Runs `fn` with `cluster` as the shard in scope (a transaction in scope must be on it); `fn` runs at once. */
   #inShard<T>(cluster: Cluster, fn: () => Promise<T> | T): Promise<T> {
     const als = this.#core.als
     const scope = als.getStore()
     const tx = scope?.tx
     if (tx !== undefined && tx.cluster !== cluster)
       return Promise.reject(new CrossShardError(tx.cluster.name, cluster.name))
-    if (scope?.cluster === cluster || (tx !== undefined && tx.cluster === cluster))
-      return Promise.resolve().then(fn)
-    const next: Scope = Object.freeze({ mode: scope?.mode ?? 'write', tx, cluster, session: scope?.session })
-    return als.run(next, () => Promise.resolve().then(fn))
+    if (scope?.cluster === cluster || (tx !== undefined && tx.cluster === cluster)) return settle(fn)
+    let next: Scope | undefined
+    if (scope === undefined) {
+      next = this.#bareScopes.get(cluster)
+      if (next === undefined) {
+        next = Object.freeze({ mode: 'write', tx: undefined, cluster, session: undefined })
+        this.#bareScopes.set(cluster, next)
+      }
+    } else {
+      next = Object.freeze({ mode: scope.mode, tx, cluster, session: scope.session })
+    }
+    return als.run(next, settle, fn)
+  }
+}
+
+/** Calls `fn` now; its outcome as a promise (a synchronous throw rejects). */
+function settle<T>(fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return Promise.resolve(fn())
+  } catch (err) {
+    return Promise.reject(err)
   }
 }

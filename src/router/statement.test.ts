@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
+import { NodeAbortError } from '../errors/node-abort-error.js'
 import { PoolExhaustedError } from '../errors/pool-exhausted-error.js'
 import { RoutemateError } from '../errors/routemate-error.js'
 import type { Driver } from './driver.js'
-import { NodeAbortError } from '../errors/node-abort-error.js'
 import { classifyError, isNodeFailure } from './statement.js'
 
 /** A driver that calls every error a connection error (as a message-matching classifier might). */

@@ -1,8 +1,8 @@
+import { NodeAbortError } from '../errors/node-abort-error.js'
 import { PoolExhaustedError } from '../errors/pool-exhausted-error.js'
 import { QueryTimeoutError } from '../errors/query-timeout-error.js'
 import { WriteOutcomeUnknownError } from '../errors/write-outcome-unknown-error.js'
 import type { Driver, ErrorClass } from './driver.js'
-import { NodeAbortError } from '../errors/node-abort-error.js'
 
 /** A statement: SQL text, or a driver query config object carrying it (`{ text }` for pg, `{ sql }` for mysql2). */
 export type Statement =

@@ -3,8 +3,8 @@ import { ReadOnlyViolationError } from '../errors/read-only-violation-error.js'
 import type { HealthMonitor } from '../health/health-monitor.js'
 import type { Cluster } from './cluster.js'
 import type { Driver, QueryResult } from './driver.js'
-import type { RouterNode } from './router-node.js'
 import { readOnlyViolation } from './read-only-guard.js'
+import type { RouterNode } from './router-node.js'
 import {
   classifyError,
   closesConnection,

@@ -8,7 +8,7 @@ import { acquireConnection, emitRetry, type RouterCore, requirePrimary } from '.
 import type { RouterNode } from './router-node.js'
 import { type Scope, startedInScope } from './scope.js'
 import { type Transaction, TransactionContext } from './transaction-context.js'
-import { recordWrite } from './write-path.js'
+import { recordWrite, startWrite } from './write-path.js'
 
 /** Options of `router.transaction`. */
 export interface TransactionOptions {
@@ -49,6 +49,7 @@ export class TransactionRunner {
     const readOnly = options.readOnly ?? scope?.mode === 'read'
     const ctx = await this.#begin(cluster, scope, readOnly, options.isolation)
     const { routerNode: node, conn } = ctx
+    if (!readOnly && scope?.session !== undefined) startWrite(core, conn)
     const txScope: Scope = Object.freeze({
       mode: readOnly ? 'read' : 'write',
       tx: ctx,
@@ -74,7 +75,7 @@ export class TransactionRunner {
         throw ctx.timedOut
       }
       await ctx.exec('COMMIT', undefined, !readOnly)
-      if (!readOnly && scope?.session !== undefined) await recordWrite(core, cluster, scope.session, conn)
+      if (!readOnly && scope?.session !== undefined) recordWrite(core, cluster, scope.session, conn)
       return result
     } finally {
       node.release(conn, ctx.broken)

@@ -5,7 +5,6 @@ import { FakeConnectError, fakeDriver } from './fake-driver.test-kit.js'
 import { createRouter } from './router.js'
 
 const SECRET = 's3cr3t-pw'
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('errors at startup (fake driver)', () => {
   afterEach(() => {
@@ -14,6 +13,7 @@ describe('errors at startup (fake driver)', () => {
 
   for (const healthCheck of [{ intervalMs: 100, timeoutMs: 50 }, false] as const) {
     it(`a fresh router whose primary refuses: the first write is PrimaryUnavailableError with the driver error as cause (healthCheck ${healthCheck === false ? 'off' : 'on'})`, async () => {
+      vi.useFakeTimers({ now: 0 })
       const kit = fakeDriver({ primary: 'refusing' })
       const router = createRouter({
         driver: kit.driver,
@@ -40,7 +40,8 @@ describe('errors at startup (fake driver)', () => {
         // Once the primary answers, writes run; later failures of a reached primary are no longer mapped.
         kit.modes.primary = 'up'
         // marked down by those failures: back after a probe
-        for (let i = 0; i < 300 && router.stats().nodes[0]?.state !== 'up'; i++) await sleep(10)
+        for (let i = 0; i < 300 && router.stats().nodes[0]?.state !== 'up'; i++)
+          await vi.advanceTimersByTimeAsync(10)
         await expect(router.query('INSERT INTO t VALUES (1)')).resolves.toMatchObject({ rowCount: 1 })
         kit.modes.primary = 'refusing'
         const later = await router.query('INSERT INTO t VALUES (1)').catch((e: unknown) => e)

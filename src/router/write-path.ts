@@ -47,9 +47,10 @@ export async function runOnPrimary(
   let destroy = false
   try {
     const started = performance.now()
+    if (session !== undefined) startWrite(core, conn)
     const result = await node.execute(conn, sql, params, true)
     node.observe(performance.now() - started)
-    if (session !== undefined) await recordWrite(core, cluster, session, conn)
+    if (session !== undefined) recordWrite(core, cluster, session, conn)
     return result
   } catch (err) {
     node.observe(0, false)
@@ -60,25 +61,58 @@ export async function runOnPrimary(
   }
 }
 
+/** Longest position a session keeps from its writes' replies before reading the primary's instead (a MySQL GTID set of many own transactions). */
+const MAX_REPLY_POSITION_CHARS = 1024
+
 /**
- * Records a session's write on `cluster` (read-your-writes bookkeeping): its time, and in
- * `position` mode the primary's position read on `conn` (`UNKNOWN_POSITION` if that fails, which
- * sends the session's reads to the primary).
+ * Before a session's write on `conn`: drops what the replies of an earlier checkout reported, so
+ * that `recordWrite` sees only this write's (see `Driver.takeReplyPosition`).
  */
-export async function recordWrite(
-  core: RouterCore,
-  cluster: Cluster,
-  session: Session,
-  conn: unknown,
-): Promise<void> {
+export function startWrite(core: RouterCore, conn: unknown): void {
+  if (core.config.readYourWrites.mode === 'position') core.driver.takeReplyPosition?.(conn)
+}
+
+/**
+ * Records a session's write on `cluster` (read-your-writes bookkeeping), with no round trip: its
+ * time, and in `position` mode where a replica must have got to serve the session's reads:
+ * - the position the write's reply carried (MySQL/MariaDB session tracking: see
+ *   `Driver.takeReplyPosition`), merged with the session's earlier one (per GTID domain);
+ * - else (PostgreSQL; a server that sends none) only a stamp (`PrimaryPosition.stampWrite`): the
+ *   session's position becomes `unknown` with a check that, when its first read (or read
+ *   connection) needs it, takes the primary's position from a sample started after the write
+ *   finished, shared with every session waiting meanwhile (`PrimaryPosition.afterWrite`). A
+ *   sample that fails leaves `unknown`: the session then reads from the primary.
+ * A write that produced no GTID (a reply without one, on a connection that reports them) still
+ * takes the stamp path: correctness never rests on a missing report.
+ */
+export function recordWrite(core: RouterCore, cluster: Cluster, session: Session, conn: unknown): void {
   session.lastWriteAt = Date.now()
   session.writes++
   if (core.config.readYourWrites.mode !== 'position') return
-  try {
-    const position = await core.driver.positionAfterWrite(conn)
-    session.positions.set(cluster.name, position)
-    cluster.primaryPosition.observe(position) // the primary really reached it: tokens up to it are sound
-  } catch {
-    session.positions.set(cluster.name, UNKNOWN_POSITION) // the session reads from the primary
+  const name = cluster.name
+  const known = cluster.primaryPosition
+  const reply = core.driver.takeReplyPosition?.(conn)
+  if (reply !== undefined) {
+    const prev = session.positions.get(name)
+    let position: string | undefined
+    if (prev === undefined) position = reply
+    else if (prev !== UNKNOWN_POSITION && !session.hasCheck(name))
+      position = core.driver.mergePositions?.(prev, reply)
+    // (A position still unchecked, or unknown: a sample after this write covers it and this write.)
+    if (position !== undefined && position.length <= MAX_REPLY_POSITION_CHARS) {
+      session.positions.set(name, position)
+      known.observe(reply) // the primary really reached it: tokens up to it are sound
+      return
+    }
   }
+  const stamp = known.stampWrite()
+  session.positions.set(name, UNKNOWN_POSITION)
+  session.pendingWrites.set(name, stamp)
+  session.addCheck(name, async () => {
+    const position = await known.afterWrite(stamp)
+    // Not if a later write of the session took a newer stamp (its own check covers this write).
+    if (session.pendingWrites.get(name) !== stamp) return
+    session.pendingWrites.delete(name)
+    session.positions.set(name, position ?? UNKNOWN_POSITION)
+  })
 }

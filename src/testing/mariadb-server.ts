@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, fchownSync, openSync } from 'node:fs'
 import { MariaDbClusterError } from './mariadb-cluster-error.js'
 import {
-  onExitSync,
   type OsUser,
+  onExitSync,
   type ProcessRef,
   processRef,
   readFileTail,

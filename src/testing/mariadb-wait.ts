@@ -1,6 +1,6 @@
 import { type MariaDbTarget, mariaDbQuery } from './mariadb-client.js'
-import { sleep } from './process-control/index.js'
 import type { MariaDbServer } from './mariadb-server.js'
+import { sleep } from './process-control/index.js'
 
 /** One row of `SHOW SLAVE STATUS`. */
 export type MariaDbSlaveStatus = Record<string, unknown>

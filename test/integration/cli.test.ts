@@ -21,8 +21,8 @@ import {
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { StatusReport } from '../../src/cli/status-report.js'
 import { runCli } from '../../src/cli/run-cli.js'
+import type { StatusReport } from '../../src/cli/status-report.js'
 import {
   type MariaDbCluster,
   type PgCluster,

@@ -18,7 +18,7 @@ import {
 } from './support/dialects.js'
 import { logProbes } from './support/probe-log.js'
 
-const HC = { intervalMs: 300, timeoutMs: 200, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 600 }
+const HC = { intervalMs: 500, timeoutMs: 450, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 1000 }
 
 describe.each(dialectsFor('consistency', 'postgres'))('consistency ($name)', (d: DialectCase) => {
   let cluster: PgCluster

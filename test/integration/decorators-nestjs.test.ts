@@ -6,14 +6,14 @@
  * port and connection id), never from the router's bookkeeping.
  */
 import 'reflect-metadata'
-import * as common from '@nestjs/common'
 import type { INestApplication } from '@nestjs/common'
-import { Test } from '@nestjs/testing'
+import * as common from '@nestjs/common'
 import * as terminus from '@nestjs/terminus'
+import { Test } from '@nestjs/testing'
 import request from 'supertest'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import * as decorators from '../../src/decorators/index.js'
 import { compileFixture } from '../../src/decorators/decorators.test-kit.js'
+import * as decorators from '../../src/decorators/index.js'
 import { createRouter, Router } from '../../src/index.js'
 import * as nest from '../../src/nestjs/index.js'
 import {

@@ -14,17 +14,17 @@ import {
   type DialectCase,
   dialectsFor,
   expectIdle,
+  LIVENESS_MS,
   nodeByPort,
   sleep,
   stateOf,
   type TestCluster,
   testRouter,
-  LIVENESS_MS,
   waitFor,
 } from './support/dialects.js'
 import { logProbes, type ProbeLog } from './support/probe-log.js'
 
-const HC = { intervalMs: 300, timeoutMs: 200, failureThreshold: 2 }
+const HC = { intervalMs: 500, timeoutMs: 450, failureThreshold: 2 }
 /**
  * Probe rounds of a node that may start between a fault and its `node:down`: `failureThreshold`
  * failures in a row, plus one round that may start in the instant before the fault takes effect.
@@ -81,7 +81,7 @@ describe.each(dialectsFor('failover'))('failover ($name)', (d: DialectCase) => {
     log = logProbes(d.driver())
     router = testRouter(d, cluster, {
       driver: log.driver,
-      healthCheck: { ...HC, successThreshold: 1, maxBackoffMs: 600 },
+      healthCheck: { ...HC, successThreshold: 1, maxBackoffMs: 1000 },
     })
     for (const name of ['node:down', 'node:up', 'fallback', 'fallback:end', 'retry'] as const) {
       router.on(name, (e) => events.push({ name, e, at: Date.now() }))

@@ -30,7 +30,7 @@ describe('health (postgres)', () => {
       driver: pgDriver(),
       primary: cluster.primary.url,
       replicas: [cluster.replicas[0]!.url, badUrl],
-      healthCheck: { intervalMs: 300, timeoutMs: 200 },
+      healthCheck: { intervalMs: 500, timeoutMs: 450 },
     })
     for (const name of ['node:down', 'node:suspect', 'error', 'fallback', 'retry'] as const) {
       router.on(name, (e) => seen.push(e))
@@ -67,7 +67,7 @@ describe('health (postgres)', () => {
       driver: pgDriver(),
       primary: { name: 'primary', url: cluster.primary.url },
       replicas: cluster.replicas.map((r) => ({ name: r.name, url: r.url })),
-      healthCheck: { intervalMs: 300, timeoutMs: 200 },
+      healthCheck: { intervalMs: 500, timeoutMs: 450 },
     })
     router.on('node:role-mismatch', (e) => events.push(e))
     try {

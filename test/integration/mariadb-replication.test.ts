@@ -10,7 +10,7 @@ import { type MariaDbCluster, startMariaDbCluster } from '../../src/testing/inde
 import { expectIdle, sleep, stateOf, waitFor } from './support/dialects.js'
 import { logProbes } from './support/probe-log.js'
 
-const HC = { intervalMs: 300, timeoutMs: 250, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 600 }
+const HC = { intervalMs: 500, timeoutMs: 450, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 1000 }
 
 describe('replication (mariadb, GTID)', () => {
   let cluster: MariaDbCluster

@@ -28,6 +28,7 @@ import { prometheusMetrics } from '../../src/telemetry/prometheus.js'
 import { freePorts } from '../../src/testing/process-control/ports.js'
 
 const freePort = async (): Promise<number> => (await freePorts(1))[0] as number
+
 import { controlOf, leaks, TRICKY_PASSWORDS, writtenForms } from '../../src/util/tricky-passwords.case.js'
 import { type DialectCase, dialects, type TestCluster, waitFor } from './support/dialects.js'
 

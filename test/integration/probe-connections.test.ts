@@ -9,9 +9,9 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Router } from '../../src/index.js'
 import {
-  LIVENESS_MS,
   type DialectCase,
   dialects,
+  LIVENESS_MS,
   sleep,
   stateOf,
   type TestCluster,

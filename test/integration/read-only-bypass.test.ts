@@ -6,9 +6,10 @@
  * privileged `SQL SECURITY DEFINER` routines, functions that change the session, `?options=` in
  * the URL. After every attempt the table is empty on every node and MariaDB replication still runs.
  */
+
+import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRouter, type Router } from '../../src/index.js'
-import type pg from 'pg'
 import { type DialectCase, dialectsFor, expectIdle, type TestCluster } from './support/dialects.js'
 
 /** A hostile sequence: statements sent one after the other from the same kind of scope. */

@@ -17,8 +17,8 @@ import { loadConfig } from '../../src/config-file/index.js'
 import { type PgCluster, startPgCluster } from '../../src/testing/index.js'
 import { REPO_ROOT } from '../support/ensure-built.js'
 import { DoctestProject, type ProjectFile, type TypeProblem } from './support/doctest-project.js'
-import { blockHandlingProblems, composeBlock, type ComposedBlock } from './support/readme-doctest.js'
 import { readmeBlocks, where } from './support/readme-blocks.js'
+import { blockHandlingProblems, type ComposedBlock, composeBlock } from './support/readme-doctest.js'
 
 const blocks = readmeBlocks()
 const composed = blocks.map(composeBlock)

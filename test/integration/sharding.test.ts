@@ -16,7 +16,7 @@ import { pgDriver } from '../../src/pg/index.js'
 import { type PgCluster, startPgCluster } from '../../src/testing/index.js'
 import { expectIdle, stateOf, waitFor } from './support/dialects.js'
 
-const HC = { intervalMs: 300, timeoutMs: 200, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 600 }
+const HC = { intervalMs: 500, timeoutMs: 450, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 1000 }
 
 describe('sharding (postgres, two shards of primary + 1 replica)', () => {
   let s0: PgCluster

@@ -8,7 +8,6 @@
 import mysql from 'mysql2/promise'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { RoutedMysql2Pool } from '../../src/mysql2/index.js'
 import {
   QueryTimeoutError,
   RoutemateError,
@@ -16,6 +15,7 @@ import {
   type RouterEvents,
   WriteOutcomeUnknownError,
 } from '../../src/index.js'
+import type { RoutedMysql2Pool } from '../../src/mysql2/index.js'
 import {
   type DialectCase,
   dialects,

@@ -18,6 +18,7 @@ import {
 import { freePorts } from '../../src/testing/process-control/ports.js'
 
 const freePort = async (): Promise<number> => (await freePorts(1))[0] as number
+
 import {
   type DialectCase,
   dialects,
@@ -27,7 +28,7 @@ import {
   waitFor,
 } from './support/dialects.js'
 
-const HC = { intervalMs: 300, timeoutMs: 200, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 600 }
+const HC = { intervalMs: 500, timeoutMs: 450, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 1000 }
 
 /** A TCP server that accepts every connection and never sends a byte: a hung server's stand-in. */
 async function silentServer(): Promise<{ port: number; accepted: () => number; close: () => Promise<void> }> {

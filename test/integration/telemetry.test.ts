@@ -89,11 +89,11 @@ describe('telemetry (postgres)', () => {
       primary: { name: 'primary', url: cluster.primary.url },
       replicas: cluster.replicas.map((r) => ({ name: r.name, url: r.url })),
       healthCheck: {
-        intervalMs: 300,
-        timeoutMs: 200,
+        intervalMs: 500,
+        timeoutMs: 450,
         failureThreshold: 2,
         successThreshold: 1,
-        maxBackoffMs: 600,
+        maxBackoffMs: 1000,
       },
       connectTimeoutMs: 2000,
     })

@@ -129,6 +129,18 @@ declare class PrismaClient {
   user: { findMany(): Promise<{ id: number; name: string }[]> }
 }`,
   },
+  /** A TypeORM `User` entity (an `EntitySchema` of the `users` table); the block's `dataSource` destroyed afterwards. */
+  typeorm: {
+    code: `import { EntitySchema as __EntitySchema } from 'typeorm'
+const User = new __EntitySchema<{ id: number; name: string }>({
+  name: 'User',
+  tableName: 'users',
+  columns: { id: { type: Number, primary: true, generated: true }, name: { type: String } },
+})`,
+    epilogue: 'await dataSource.destroy()',
+  },
+  /** Nothing before; the block's `sequelize` closed afterwards. */
+  sequelize: { code: '', epilogue: 'await sequelize.close()' },
   /**
    * What a NestJS module file imports, the URLs, NestJS's decorator settings; afterwards the
    * block's `AppModule` is booted (`createApplicationContext`) and closed.

@@ -23,6 +23,8 @@ const LINKED = [
   'drizzle-orm',
   '@prisma/adapter-pg',
   '@prisma/client',
+  'typeorm',
+  'sequelize',
   'yaml',
   'express',
   '@types/express',

@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest'
+import { createRouter } from '../index.js'
+import type { Driver, DriverPool } from './driver.js'
+
+/**
+ * A pure in-memory driver for the read-your-writes bookkeeping: positions are numbers; each write
+ * on the primary commits the next one; the replica has replayed `replayed`. Counts the primary
+ * position reads (`positionAfterWrite`).
+ */
+function positionDriver(options: { reply?: boolean } = {}) {
+  const state = { committed: 0, replayed: 0, positionReads: 0 }
+  let lastWrite = new WeakMap<object, number>()
+  const driver: Driver = {
+    dialect: 'postgres',
+    name: 'fake-positions',
+    createPool: (node): DriverPool => ({
+      acquire: async () => ({ node: node.name }),
+      release: () => {},
+      destroy: () => {},
+      end: async () => {},
+      counts: () => ({ total: 0, idle: 0, waiting: 0 }),
+    }),
+    execute: async (conn, stmt) => {
+      await new Promise((r) => setImmediate(r)) // a round trip
+      if (String(stmt).startsWith('INSERT')) {
+        state.committed++
+        lastWrite.set(conn as object, state.committed)
+        return { rows: [{ n: state.committed }], rowCount: 1 }
+      }
+      return { rows: [], rowCount: 1 }
+    },
+    probe: async (node) => ({ role: node.name === 'primary' ? 'primary' : 'replica' }),
+    positionReached: (replay, target) => Number(replay) >= Number(target),
+    positionAfterWrite: async () => {
+      state.positionReads++
+      const seen = state.committed
+      await new Promise((r) => setImmediate(r))
+      return String(seen)
+    },
+    waitForPosition: async () => String(state.replayed),
+    beginSql: () => 'BEGIN',
+    savepointSql: (n) => `SAVEPOINT ${n}`,
+    classify: () => 'statement',
+  }
+  if (options.reply === true) {
+    driver.takeReplyPosition = (conn) => {
+      const w = lastWrite.get(conn as object)
+      lastWrite = new WeakMap()
+      return w === undefined ? undefined : String(w)
+    }
+    driver.mergePositions = (a, b) => String(Math.max(Number(a), Number(b)))
+  }
+  return { driver, state }
+}
+
+const makeRouter = (driver: Driver) =>
+  createRouter({
+    driver,
+    primary: 'postgres://u@primary/db',
+    replicas: ['postgres://u@replica/db'],
+    healthCheck: false,
+    readYourWrites: { mode: 'position', maxWaitMs: 0 },
+  })
+
+/** The session's position for the default cluster, from its token. */
+const positionOf = (token: string | undefined): string =>
+  JSON.parse(Buffer.from(String(token).split('.')[1] ?? '', 'base64url').toString()).p.default
+
+describe('read-your-writes positions (fake driver)', () => {
+  it('a write reads no position; concurrent sessions that then read share position reads, each covering its own write', async () => {
+    const { driver, state } = positionDriver()
+    const router = makeRouter(driver)
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 32 }, () =>
+          router.session(async () => {
+            const mine = Number((await router.query('INSERT INTO t VALUES (1)')).rows[0]?.n) // this write's number
+            const before = positionOf(router.consistencyToken())
+            await router.readOnly(() => router.query('SELECT 1'))
+            return { mine, before, after: positionOf(router.consistencyToken()) }
+          }),
+        ),
+      )
+      for (const r of results) {
+        expect(r.before).toBe('unknown') // nothing read at write time
+        expect(Number(r.after)).toBeGreaterThanOrEqual(r.mine)
+      }
+      expect(state.positionReads).toBeGreaterThan(0)
+      expect(state.positionReads).toBeLessThan(32 / 2)
+    } finally {
+      await router.close()
+    }
+  })
+
+  it('sessions that only write read no position', async () => {
+    const { driver, state } = positionDriver()
+    const router = makeRouter(driver)
+    try {
+      await Promise.all(
+        Array.from({ length: 20 }, () => router.session(() => router.query('INSERT INTO t VALUES (1)'))),
+      )
+      await router.transaction(async (tx) => {
+        await tx.query('INSERT INTO t VALUES (2)')
+      })
+      expect(state.committed).toBe(21)
+      expect(state.positionReads).toBe(0)
+    } finally {
+      await router.close()
+    }
+  })
+
+  it('a later write of the session is covered too, even while the position of an earlier one is being read', async () => {
+    const { driver, state } = positionDriver()
+    const router = makeRouter(driver)
+    try {
+      await router.session(async () => {
+        await router.query('INSERT INTO t VALUES (1)')
+        const reading = router.readOnly(() => router.query('SELECT 1')) // starts the position read
+        await router.query('INSERT INTO t VALUES (2)')
+        const second = state.committed
+        await reading
+        await router.readOnly(() => router.query('SELECT 1'))
+        expect(Number(positionOf(router.consistencyToken()))).toBeGreaterThanOrEqual(second)
+      })
+    } finally {
+      await router.close()
+    }
+  })
+
+  it('with positions in the replies: none is read, and the session keeps the merge of its writes', async () => {
+    const { driver, state } = positionDriver({ reply: true })
+    const router = makeRouter(driver)
+    try {
+      await router.session(async () => {
+        await router.query('INSERT INTO t VALUES (1)')
+        expect(positionOf(router.consistencyToken())).toBe('1')
+        await router.transaction(async (tx) => {
+          await tx.query('INSERT INTO t VALUES (2)')
+        })
+        expect(positionOf(router.consistencyToken())).toBe('2')
+        await router.query('UPDATE t SET v = 1 WHERE false') // no position in the reply: lazy
+        expect(positionOf(router.consistencyToken())).toBe('unknown')
+        await router.readOnly(() => router.query('SELECT 1'))
+        expect(positionOf(router.consistencyToken())).toBe('2')
+      })
+      expect(state.positionReads).toBe(1)
+    } finally {
+      await router.close()
+    }
+  })
+})
