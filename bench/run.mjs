@@ -18,6 +18,7 @@ import { parseArgs, selectedParts, USAGE } from './lib/args.mjs'
 import { runScript, startWorker } from './lib/child.mjs'
 import { MARIADB_VARIANTS } from './lib/mariadb-throughput.mjs'
 import { MYSQL_VARIANTS } from './lib/mysql-throughput.mjs'
+import { PGJS_VARIANTS } from './lib/postgresjs-throughput.mjs'
 import {
   RYW_BASE,
   RYW_MYSQL_TABLE_SQL,
@@ -186,6 +187,23 @@ async function throughput(opts, log, pgCluster) {
   log(`\n## 1. Read throughput vs raw pg (PostgreSQL primary + 2 replicas on loopback)`)
   log(
     `   ${opts.concurrency} concurrent callers, pool max ${opts.max} per replica, ${opts.rounds} rounds x ${opts.seconds} s, ` +
+      `warm-up ${opts.warmup} s, ${opts.inProcess ? 'all variants in this process' : 'one child process per variant'}`,
+  )
+  const cluster = await pgCluster.get()
+  const config = {
+    primary: cluster.primary.url,
+    replicas: cluster.replicas.map((r) => r.url),
+    concurrency: opts.concurrency,
+    max: opts.max,
+  }
+  return alternate({ names, config, opts, log })
+}
+
+async function postgresJsThroughput(opts, log, pgCluster) {
+  const names = Object.keys(PGJS_VARIANTS)
+  log(`\n## 1b. Read throughput vs raw postgres.js (PostgreSQL primary + 2 replicas on loopback)`)
+  log(
+    `   ${opts.concurrency} concurrent callers, max ${opts.max} per replica, ${opts.rounds} rounds x ${opts.seconds} s, ` +
       `warm-up ${opts.warmup} s, ${opts.inProcess ? 'all variants in this process' : 'one child process per variant'}`,
   )
   const cluster = await pgCluster.get()
@@ -375,6 +393,30 @@ function report(result, log) {
       `decision target < ${TARGET_DECISION_NS} ns: synthetic decision ${d.decisionSyntheticNs < TARGET_DECISION_NS ? 'MET' : 'NOT MET'}; ` +
         `whole router overhead per query ${c.routerOverheadInScopeNs < TARGET_DECISION_NS ? 'MET' : 'NOT MET'}`,
     )
+  }
+
+  const pj = result.postgresJs
+  if (pj !== undefined) {
+    const o = result.options
+    log(
+      `\n## postgres.js read throughput (queries/s; PostgreSQL, ${o.concurrency} callers, max ${o.max}/replica, ${o.rounds} x ${o.seconds} s)`,
+    )
+    const rows = Object.values(pj.summary).map((s) => [
+      s.label,
+      fmt(s.medianQps),
+      `${fmt(s.minQps)}..${fmt(s.maxQps)}`,
+      s.ratioOfMedians.toFixed(3),
+      s.medianPairedRatio.toFixed(3),
+      fmt(s.medianClientCpuUsPerQuery, 1),
+    ])
+    log(table(['variant', 'median q/s', 'range', 'ratio vs A', 'paired ratio', 'client CPU us/q'], rows))
+    const b = pj.summary['pgjs-router']
+    if (b !== undefined)
+      log(
+        `postgres.js B/A = ${b.ratioOfMedians.toFixed(3)} (ratio of medians), ${b.medianPairedRatio.toFixed(3)} (median of per-round ratios); ` +
+          `target >= ${TARGET_RATIO}: ${b.ratioOfMedians >= TARGET_RATIO ? 'MET' : 'NOT MET'}`,
+      )
+    log(`queries per node: ${JSON.stringify(pj.distribution)}`)
   }
 
   const my = result.mysql2
@@ -604,6 +646,7 @@ async function main() {
   const pgCluster = pgClusterOnce(log)
   try {
     if (parts.has('pg')) result.throughput = await throughput(opts, log, pgCluster)
+    if (parts.has('postgres')) result.postgresJs = await postgresJsThroughput(opts, log, pgCluster)
     if (parts.has('position')) result.readYourWrites = await readYourWrites(opts, log, pgCluster)
   } finally {
     await pgCluster.stop()

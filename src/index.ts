@@ -63,6 +63,7 @@ export type {
   DriverNodeOptions,
   DriverPool,
   DriverPoolOf,
+  DriverSqlOf,
   DriverProber,
   ErrorClass,
   IsolationLevel,

@@ -24,6 +24,7 @@ export const PARTS = Object.freeze({
   alloc: 'heap allocation per query (bench/alloc.mjs)',
   shards: 'shard resolve + route micro-benchmarks (bench/shards.mjs)',
   pg: 'read throughput, router vs raw pg (PostgreSQL cluster)',
+  postgres: 'read throughput, router vs raw postgres.js (PostgreSQL cluster)',
   mysql2: 'read throughput, router vs raw mysql2 (MariaDB cluster)',
   mariadb: 'read throughput, router vs the raw mariadb connector pool (MariaDB cluster)',
   position: 'read-your-writes cost: off vs position vs window (PostgreSQL cluster)',
@@ -47,7 +48,7 @@ export function selectedParts(opts) {
   if (opts.skipMicro) all.delete('micro')
   if (opts.skipAlloc) all.delete('alloc')
   if (opts.skipDb)
-    for (const p of ['pg', 'mysql2', 'mariadb', 'position', 'position-mysql', 'tokens']) all.delete(p)
+    for (const p of ['pg', 'postgres', 'mysql2', 'mariadb', 'position', 'position-mysql', 'tokens']) all.delete(p)
   return all
 }
 

@@ -17,6 +17,7 @@ import { pgDriver } from '../../dist/pg/index.js'
 import { closedLoop, IDLE_MS } from './closed-loop.mjs'
 import { createMariadbVariant, MARIADB_VARIANTS } from './mariadb-throughput.mjs'
 import { createMysqlVariant, MYSQL_VARIANTS } from './mysql-throughput.mjs'
+import { createPostgresJsVariant, PGJS_VARIANTS } from './postgresjs-throughput.mjs'
 import { createRywVariant, RYW_MYSQL_VARIANTS, RYW_VARIANTS } from './ryw.mjs'
 
 export const SQL = 'SELECT $1::int AS x'
@@ -46,6 +47,7 @@ function rawPools(replicas, max) {
 export async function createVariant(name, config) {
   if (name in MYSQL_VARIANTS) return createMysqlVariant(name, config)
   if (name in MARIADB_VARIANTS) return createMariadbVariant(name, config)
+  if (name in PGJS_VARIANTS) return createPostgresJsVariant(name, config)
   if (name in RYW_VARIANTS || name in RYW_MYSQL_VARIANTS) return createRywVariant(name, config)
   const { primary, replicas, concurrency, max } = config
   if (name === 'raw' || name === 'raw-als') {
@@ -104,9 +106,10 @@ export async function createVariant(name, config) {
   throw new Error(`unknown variant "${name}"`)
 }
 
-/** Labels of every variant run in a worker: pg, mysql2 and mariadb throughput, read-your-writes. */
+/** Labels of every variant run in a worker: pg, postgres.js, mysql2 and mariadb throughput, read-your-writes. */
 export const LABELS = Object.freeze({
   ...VARIANTS,
+  ...PGJS_VARIANTS,
   ...MYSQL_VARIANTS,
   ...MARIADB_VARIANTS,
   ...RYW_VARIANTS,

@@ -23,6 +23,7 @@ export type {
   DriverNodeOptions,
   DriverPool,
   DriverPoolOf,
+  DriverSqlOf,
   DriverProber,
   ErrorClass,
   IsolationLevel,

@@ -36,9 +36,32 @@ export function cancelPgQuery(client: pg.Client, signal: AbortSignal): Promise<b
   const { processID, secretKey, host, port } = c
   if (typeof processID !== 'number' || typeof secretKey !== 'number' || typeof port !== 'number')
     return Promise.resolve(false)
+  return sendCancelRequest(
+    { pid: processID, secret: secretKey, host: typeof host === 'string' ? host : '', port },
+    signal,
+  )
+}
+
+/** The server session a cancel request is for: its backend key, and the server's host (or Unix socket directory) and port. */
+export interface CancelTarget {
+  readonly pid: number
+  /** The secret key (signed or unsigned 32-bit: sent as its 4 bytes). */
+  readonly secret: number
+  readonly host: string
+  readonly port: number
+}
+
+/**
+ * Sends a PostgreSQL CancelRequest for `target` on a new socket, as {@link cancelPgQuery} (which
+ * it implements) describes. Resolves `true` once the server closed the socket after the request was
+ * written, `false` when it could not be delivered. Never rejects.
+ */
+export function sendCancelRequest(target: CancelTarget, signal: AbortSignal): Promise<boolean> {
+  const { pid: processID, host, port } = target
+  const secretKey = target.secret | 0
   if (signal.aborted) return Promise.resolve(false)
   return new Promise<boolean>((resolve) => {
-    const h = typeof host === 'string' && host !== '' ? host : 'localhost'
+    const h = host !== '' ? host : 'localhost'
     const socket = h.startsWith('/') ? netConnect(`${h}/.s.PGSQL.${port}`) : netConnect(port, h)
     let sent = false
     let done = false
@@ -55,7 +78,7 @@ export function cancelPgQuery(client: pg.Client, signal: AbortSignal): Promise<b
       const request = Buffer.allocUnsafe(16)
       request.writeInt32BE(16, 0)
       request.writeInt32BE(CANCEL_REQUEST_CODE, 4)
-      request.writeInt32BE(processID, 8)
+      request.writeInt32BE(processID | 0, 8)
       request.writeInt32BE(secretKey, 12)
       socket.write(request, (err) => {
         if (err == null) sent = true

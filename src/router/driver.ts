@@ -248,3 +248,17 @@ export type DriverPoolOf<D> = D extends Driver<infer _Conn, infer Pool, infer _E
  * ```
  */
 export type DriverExtrasOf<D> = D extends Driver<infer _Conn, infer _Pool, infer Extras> ? Extras : unknown
+
+/**
+ * The type of `router.sql()` for a driver: its pool facade when that is a tagged-template `sql`
+ * (postgres.js's, with `routemate/postgres`), else `never` (`router.sql()` then throws).
+ *
+ * @example
+ * ```ts
+ * type S = DriverSqlOf<ReturnType<typeof postgresDriver>> // postgres.Sql
+ * ```
+ */
+export type DriverSqlOf<D> =
+  DriverPoolOf<D> extends (strings: TemplateStringsArray, ...args: never[]) => PromiseLike<unknown>
+    ? DriverPoolOf<D>
+    : never

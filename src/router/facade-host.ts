@@ -1,6 +1,6 @@
 import { RouterClosedError } from '../errors/router-closed-error.js'
 import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
-import type { QueryResult } from './driver.js'
+import type { IsolationLevel, QueryResult } from './driver.js'
 import { readOnlyViolation } from './read-only-guard.js'
 import type { ReadPath } from './read-path.js'
 import {
@@ -54,12 +54,30 @@ export interface ScopedConnection<Conn = unknown> {
   release(destroy: boolean): void
 }
 
+/** A caller's routing scope, taken by `FacadeHost.captureScope` (opaque). */
+export type CapturedScope = { readonly __routemateScope: never } | undefined
+
 /** What a driver's pool facade may use of the router. */
 export interface FacadeHost<Conn = unknown> {
   /** Routes one statement by the caller's scope, like `router.query`. */
   query(sql: Statement, params?: readonly unknown[]): Promise<QueryResult>
-  /** Checks out a connection chosen by the caller's scope. */
-  connect(): Promise<ScopedConnection<Conn>>
+  /**
+   * Checks out a connection chosen by the caller's scope — or by `scope`, one taken earlier with
+   * {@link FacadeHost.captureScope} (for statements built in one scope and run later, as
+   * postgres.js's lazy queries are).
+   */
+  connect(...scope: [] | [CapturedScope]): Promise<ScopedConnection<Conn>>
+  /** The caller's routing scope, for a later `connect(scope)`. */
+  captureScope(): CapturedScope
+  /**
+   * Runs `fn` in a transaction, like `router.transaction` (a savepoint when nested; read-only on a
+   * replica inside a `readOnly` scope unless `readOnly: false`); inside `fn`, `connect()` returns
+   * the transaction's connection.
+   */
+  transaction<T>(
+    fn: () => Promise<T> | T,
+    options: { readOnly?: boolean; isolation?: IsolationLevel },
+  ): Promise<T>
   /** Sum of every node's pool occupancy. */
   counts(): { total: number; idle: number; waiting: number }
   /** Closes the router. */
@@ -81,7 +99,12 @@ export interface FacadeHost<Conn = unknown> {
 export function routerFacadeHost(
   core: RouterCore,
   reads: ReadPath,
-  router: Pick<FacadeHost, 'query' | 'close'>,
+  router: Pick<FacadeHost, 'query' | 'close'> & {
+    transaction<T>(
+      fn: () => Promise<T> | T,
+      options: { readOnly?: boolean; isolation?: IsolationLevel },
+    ): Promise<T>
+  },
 ): FacadeHost {
   // What the scoped connections use of the router (made once, not per checkout).
   const deps: ScopedConnectionDeps = {
@@ -106,7 +129,16 @@ export function routerFacadeHost(
             if (cluster === undefined) return Promise.reject(new ShardKeyRequiredError())
             return reads.read(cluster, scope, sql, params)
           },
-    connect: () => connect(core, reads, deps, defaultScope),
+    connect: (...scope) =>
+      connect(
+        core,
+        reads,
+        deps,
+        defaultScope,
+        scope.length === 0 ? core.als.getStore() : (scope[0] as Scope | undefined),
+      ),
+    captureScope: () => core.als.getStore() as unknown as CapturedScope,
+    transaction: (fn, options) => router.transaction(() => fn(), options),
     counts: () => {
       const sum = { total: 0, idle: 0, waiting: 0 }
       for (const c of core.clusters) {
@@ -133,9 +165,9 @@ async function connect(
   reads: ReadPath,
   deps: ScopedConnectionDeps,
   defaultScope: ((caller: Scope | undefined) => Scope | undefined) | undefined,
+  caller: Scope | undefined,
 ): Promise<ScopedConnection> {
   if (core.closed) throw new RouterClosedError()
-  const caller = core.als.getStore()
   const scope = defaultScope?.(caller) ?? caller
   const tx = scope?.tx
   if (tx !== undefined) return scopedConnection(deps, tx.cluster, tx.routerNode, tx.conn, tx.readOnly, tx)

@@ -9,7 +9,7 @@ import type { ShardKey } from '../sharding/shard-resolver.js'
 import { awaitReady, type ReadyOptions } from './await-ready.js'
 import { Cluster } from './cluster.js'
 import { resolveConfig } from './config.js'
-import type { AnyDriver, Driver, DriverExtrasOf, DriverPoolOf, QueryResult } from './driver.js'
+import type { AnyDriver, Driver, DriverExtrasOf, DriverPoolOf, DriverSqlOf, QueryResult } from './driver.js'
 import { RouterEmitter, type RouterEventListener, type RouterEventName } from './events.js'
 import { routerFacadeHost } from './facade-host.js'
 import type { NodeConfig, RouterOptions } from './options.js'
@@ -370,6 +370,28 @@ export class Router<D extends AnyDriver = Driver> {
       this.#facade = this.#driver.facade(routerFacadeHost(this.#core, this.#reads, this))
     }
     return this.#facade as unknown extends DriverPoolOf<D> ? P : DriverPoolOf<D>
+  }
+
+  /**
+   * The router as a postgres.js `sql` (with `postgresDriver()` from `routemate/postgres`): tagged
+   * queries, `sql.unsafe`, `sql.begin` (a `router.transaction`) and `sql.reserve`, each routed by
+   * the caller's scope, for `drizzle(router.sql())` (drizzle-orm/postgres-js) and
+   * kysely-postgres-js. The same object as `router.pool()`. Typed `never` (and throwing a
+   * `TypeError`) for a driver without one.
+   *
+   * @example
+   * ```ts
+   * const sql = router.sql()
+   * const [user] = await router.readOnly(() => sql`select * from users where id = ${id}`)
+   * ```
+   */
+  sql(): DriverSqlOf<D> {
+    const facade = this.#driver.facade === undefined ? undefined : (this.pool() as unknown)
+    if (typeof facade !== 'function')
+      throw new TypeError(
+        `router.sql() needs a driver whose pool facade is a tagged-template sql (postgresDriver() from routemate/postgres); driver "${this.#driver.name}" has none`,
+      )
+    return facade as DriverSqlOf<D>
   }
 
   /** Whether `close()` was called. */

@@ -392,6 +392,12 @@ describe.each(dialectsFor('read-only-bypass'))(
         router.query(`SELECT COUNT(*) AS n FROM ${T} WHERE v = ${d.param(1)}`, ['none']),
       )
       expect(Number((r.rows[0] as { n: unknown }).n)).toBe(0)
+      if (d.name === 'postgres.js') {
+        // postgres.js's own API: a statement with parameters is one statement, a ';' in a literal allowed
+        const sql = router.pool() as import('postgres').Sql
+        const res = await router.readOnly(() => sql.unsafe("SELECT $1::text || ';' AS s", ['a']))
+        expect([...res]).toEqual([{ s: 'a;' }])
+      }
       if (d.name === 'postgres') {
         // pg's own API (a config object with values) is one statement: allowed with a ';' in a literal
         const pool = router.pool() as pg.Pool

@@ -6,6 +6,7 @@ import { createRouter, type Driver, type Router, type RouterOptions } from '../.
 import { mariadbDriver } from '../../../src/mariadb/index.js'
 import { mysql2Driver } from '../../../src/mysql2/index.js'
 import { pgDriver } from '../../../src/pg/index.js'
+import { postgresDriver } from '../../../src/postgres/index.js'
 import { startMariaDbCluster, startPgCluster } from '../../../src/testing/index.js'
 
 /** What the suites need of a running test cluster. */
@@ -35,7 +36,7 @@ export type ConformanceSuite = 'routing' | 'failover' | 'read-only-bypass' | 'co
 /** One driver under test (a dialect's cluster kind, a driver, the SQL differences the tests need). */
 export interface DialectCase {
   /** The case's name (test titles): the SQL family's for its first driver, else the driver's. */
-  readonly name: 'postgres' | 'mariadb' | 'mariadb-connector'
+  readonly name: 'postgres' | 'mariadb' | 'postgres.js' | 'mariadb-connector'
   /** The SQL family: what the cluster and the SQL of the tests are. */
   readonly dialect: 'postgres' | 'mysql'
   /** The suites it runs: `'all'`, or the conformance subset named. */
@@ -80,6 +81,21 @@ export const postgres: DialectCase = {
   isReadOnlyServerError: (err) => (err as { code?: string })?.code === '25006',
 }
 
+/** The same PostgreSQL clusters through postgres.js (`routemate/postgres`); `checkout` is `router.sql().reserve()`. */
+export const postgresJs: DialectCase = {
+  ...postgres,
+  name: 'postgres.js',
+  suites: ['routing', 'failover', 'read-only-bypass', 'consistency'],
+  driver: () => postgresDriver(),
+  checkout: async (router) => {
+    const sql = router.pool() as {
+      reserve(): Promise<{ unsafe(s: string, p?: unknown[]): Promise<unknown>; release(): void }>
+    }
+    const reserved = await sql.reserve()
+    return { query: (text, params) => reserved.unsafe(text, params ?? []), release: () => reserved.release() }
+  },
+}
+
 export const mariadb: DialectCase = {
   name: 'mariadb',
   dialect: 'mysql',
@@ -122,9 +138,9 @@ export const mariadbConnector: DialectCase = {
 }
 
 /** Every driver under test: the one place a driver is added. */
-export const allCases: readonly DialectCase[] = [postgres, mariadb, mariadbConnector]
+export const allCases: readonly DialectCase[] = [postgres, mariadb, postgresJs, mariadbConnector]
 
-/** The cases chosen (ROUTEMATE_DIALECTS=postgres,mariadb,mariadb-connector to choose; default: all). */
+/** The cases chosen (ROUTEMATE_DIALECTS=postgres,mariadb,postgres.js,mariadb-connector to choose; default: all). */
 const chosen: readonly DialectCase[] =
   process.env.ROUTEMATE_DIALECTS === undefined
     ? allCases

@@ -28,6 +28,15 @@ const router = __rm.createRouter({ driver: __pg.pgDriver(), primary: __env.prima
 await router.ready()`,
     epilogue: 'await router.close()',
   },
+  /** `router`: a postgres.js router (`postgresDriver()`) over the shared cluster's primary and first two replicas, ready. */
+  'router-postgres': {
+    code: `${ENV}
+import * as __rm from 'routemate'
+import * as __pgjs from 'routemate/postgres'
+const router = __rm.createRouter({ driver: __pgjs.postgresDriver(), primary: __env.primaryUrl, replicas: __env.replicaUrls.slice(0, 2) })
+await router.ready()`,
+    epilogue: 'await router.close()',
+  },
   /** `createRouter`, `driver`, `primary`, `replicas` for a fragment that makes its own `router`. */
   'router-parts': {
     code: `${ENV}
@@ -96,6 +105,21 @@ interface DB {
     code: `import { drizzle } from 'drizzle-orm/node-postgres'
 import { pgTable, serial, text } from 'drizzle-orm/pg-core'
 const users = pgTable('users', { id: serial('id').primaryKey(), name: text('name').notNull() })`,
+  },
+  /** Drizzle's `drizzle` (postgres-js) and a `users` table. */
+  'drizzle-postgres': {
+    code: `import { drizzle } from 'drizzle-orm/postgres-js'
+import { pgTable, serial, text } from 'drizzle-orm/pg-core'
+const users = pgTable('users', { id: serial('id').primaryKey(), name: text('name').notNull() })`,
+  },
+  /** Kysely, `PostgresJSDialect` (kysely-postgres-js) and a `DB` type for the `users` table. */
+  'kysely-postgres': {
+    code: `import { type Generated, Kysely } from 'kysely'
+import { PostgresJSDialect } from 'kysely-postgres-js'
+interface DB {
+  users: { id: Generated<number>; name: string }
+}`,
+    epilogue: 'await db.destroy()',
   },
   /** `PrismaPg` and a declared `PrismaClient` (a real one is generated from a schema). */
   prisma: {

@@ -15,6 +15,8 @@ import { DOCTEST_ENV } from './doctest-preludes.js'
 /** What a user installs next to routemate for the README's sections. */
 const LINKED = [
   'pg',
+  'postgres',
+  'kysely-postgres-js',
   '@types/pg',
   'mysql2',
   'mariadb',

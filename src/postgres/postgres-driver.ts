@@ -1,0 +1,331 @@
+import postgres from 'postgres'
+import { ConfigError } from '../errors/config-error.js'
+import { KeptConnectionProber, type ProbeConnectionOps } from '../health/kept-connection-prober.js'
+import { sendCancelRequest } from '../pg/pg-cancel.js'
+import { lsnReached } from '../pg/pg-position.js'
+import { keyPath } from '../router/config-checks.js'
+import type {
+  BeginOptions,
+  Driver,
+  DriverNodeOptions,
+  DriverPool,
+  DriverProber,
+  IsolationLevel,
+  ProbeResult,
+  QueryResult,
+} from '../router/driver.js'
+import type { FacadeHost } from '../router/facade-host.js'
+import type { Statement } from '../router/statement.js'
+import {
+  closeConnection,
+  openConnection,
+  type ParsedOptions,
+  type PgJsQuery,
+  type PostgresConn,
+  type PostgresLib,
+  parseNodeOptions,
+  readOnlyIntact,
+} from './postgres-connection.js'
+import { classifyPostgresError, connectionLost } from './postgres-errors.js'
+import { PostgresNodePool } from './postgres-node-pool.js'
+import { checkPostgresPoolOptions, connectionOptionsOf } from './postgres-options.js'
+import { createRoutedSql, type RoutedSql } from './postgres-sql-facade.js'
+
+/** Options of {@link postgresDriver}. */
+export interface PostgresDriverOptions {
+  /** The `postgres` module to use (e.g. to share one with your ORM). Default: the `postgres` package routemate resolves. */
+  postgres?: PostgresLib
+  /**
+   * postgres.js custom types (`postgres({ types })`), for every node and for `router.sql()`'s
+   * helpers (`sql.typed.name(value)`). Default: none.
+   */
+  types?: Record<string, postgres.PostgresType>
+  /** postgres.js `transform` (column/value/row names and values), for every node. Default: none. */
+  transform?: postgres.Options<Record<string, postgres.PostgresType>>['transform']
+}
+
+/**
+ * What `router.query` and `tx.query` results carry beside `rows` and `rowCount` with the
+ * postgres.js driver: `command` (`'SELECT'`, `'UPDATE'`...) and `columns` (postgres.js's column
+ * descriptions). `rows` is postgres.js's own result array.
+ */
+export interface PostgresResultFields {
+  /** The command tag's verb. */
+  command: string
+  /** The result's columns, as postgres.js describes them. */
+  columns: postgres.ColumnList<string> | undefined
+}
+
+/**
+ * The type of the postgres.js driver ({@link postgresDriver}): its connections are one-connection
+ * postgres.js instances, `router.pool()` and `router.sql()` are a routed postgres.js `sql`
+ * ({@link RoutedSql}). Name it where a router's type is written out: `Router<PostgresDriver>`.
+ *
+ * @example
+ * ```ts
+ * import type { Router } from 'routemate'
+ * import type { PostgresDriver } from 'routemate/postgres'
+ * function repo(router: Router<PostgresDriver>) { return drizzle(router.sql()) }
+ * ```
+ */
+export type PostgresDriver = Driver<PostgresConn, RoutedSql, PostgresResultFields>
+
+const ISOLATION: Record<IsolationLevel, string> = {
+  'read uncommitted': 'READ UNCOMMITTED',
+  'read committed': 'READ COMMITTED',
+  'repeatable read': 'REPEATABLE READ',
+  serializable: 'SERIALIZABLE',
+}
+
+const PROBE_SQL =
+  'SELECT pg_is_in_recovery() AS in_recovery, CASE WHEN pg_is_in_recovery() ' +
+  'THEN pg_last_wal_replay_lsn()::text ELSE pg_current_wal_lsn()::text END AS lsn'
+
+/** `application_name` of probe connections (unless the node's `connection` sets one), for `pg_stat_activity`. */
+const PROBE_APPLICATION_NAME = 'routemate-probe'
+
+const noop = (): void => {}
+
+type Rows = Array<Record<string, unknown>> & {
+  count: number | null
+  command: string
+  columns?: postgres.ColumnList<string>
+}
+
+function resultOf(rows: Rows): QueryResult & PostgresResultFields {
+  return { rows, rowCount: rows.count ?? rows.length, command: rows.command, columns: rows.columns }
+}
+
+/** The PostgreSQL driver over postgres.js. */
+class PostgresDriverImpl implements PostgresDriver {
+  readonly dialect = 'postgres' as const
+  readonly name = 'postgres.js'
+  readonly #lib: PostgresLib
+  /** An instance that never connects: the parsers, serializers and helpers every node and `router.sql()` share. */
+  readonly #template: postgres.Sql
+  readonly #base: Record<string, unknown>
+  readonly #parsed = new Map<string, ParsedOptions>()
+  /** Whether a connection fetched the server's array types into the shared parsers (once per driver). */
+  readonly #types = { fetched: false }
+
+  constructor(options: PostgresDriverOptions) {
+    this.#lib = options.postgres ?? postgres
+    if (typeof this.#lib !== 'function') throw new ConfigError('postgres', 'expected the postgres.js module')
+    this.#base = {
+      ...(options.types !== undefined ? { types: options.types } : {}),
+      ...(options.transform !== undefined ? { transform: options.transform } : {}),
+    }
+    this.#template = this.#lib({ ...this.#base, max: 1, no_subscribe: true } as postgres.Options<
+      Record<string, postgres.PostgresType>
+    >)
+  }
+
+  /** The parsed postgres.js options of a node (cached per URL and options: reused by its pools and prober). */
+  #nodeOptions(node: DriverNodeOptions): ParsedOptions {
+    const key = `${node.url}\u0000${JSON.stringify(node.pool, (_k, v) => (typeof v === 'function' ? String(v) : v))}`
+    let parsed = this.#parsed.get(key)
+    if (parsed === undefined) {
+      const { parsers, serializers } = this.#template.options as unknown as {
+        parsers: Record<string, unknown>
+        serializers: Record<string, unknown>
+      }
+      const shared = { parsers, serializers, types: this.#types }
+      parsed = parseNodeOptions(
+        this.#lib,
+        node.url,
+        { ...this.#base, ...connectionOptionsOf(node.pool), no_subscribe: true },
+        shared,
+      )
+      this.#parsed.set(key, parsed)
+    }
+    return parsed
+  }
+
+  checkPoolOptions(pool: Readonly<Record<string, unknown>>, path: string): void {
+    checkPostgresPoolOptions(pool, (key) => keyPath(path, key))
+  }
+
+  createPool(node: DriverNodeOptions, onError: (err: unknown) => void = noop): DriverPool<PostgresConn> {
+    const options = checkPostgresPoolOptions(node.pool, (key) => `pool.${key} (node "${node.name}")`)
+    return new PostgresNodePool(this.#lib, this.#nodeOptions(node), node, options, onError)
+  }
+
+  execute(
+    conn: PostgresConn,
+    stmt: Statement,
+    params: readonly unknown[] | undefined,
+  ): Promise<QueryResult & PostgresResultFields> {
+    if (conn.broken) return Promise.reject(connectionLost())
+    if (typeof stmt !== 'string')
+      return Promise.reject(
+        new TypeError('the postgres.js driver runs SQL text only (use router.sql() for more)'),
+      )
+    const q = conn.sql.unsafe(stmt, (params ?? []) as postgres.ParameterOrJSON<never>[])
+    conn.current = q as unknown as PgJsQuery
+    return (q as unknown as Promise<Rows>).then(resultOf)
+  }
+
+  executeCallback(
+    conn: PostgresConn,
+    stmt: Statement,
+    params: readonly unknown[] | undefined,
+    cb: (err: unknown, result?: QueryResult & PostgresResultFields) => void,
+  ): void {
+    this.execute(conn, stmt, params).then(
+      (r) => cb(null, r),
+      (err: unknown) => cb(err ?? new Error('query failed')),
+    )
+  }
+
+  #probeOps(node: DriverNodeOptions): ProbeConnectionOps<PostgresConn> {
+    const lib = this.#lib
+    const parsed = this.#nodeOptions(node)
+    const own = (node.pool.connection ?? {}) as Record<string, unknown>
+    const startup: Record<string, string> =
+      own.application_name === undefined ? { application_name: PROBE_APPLICATION_NAME } : {}
+    return {
+      connect: (signal) =>
+        openConnection(
+          lib,
+          parsed,
+          { connectTimeoutMs: node.connectTimeoutMs, startup, noTypes: true },
+          signal,
+        ),
+      async probe(conn) {
+        if (conn.broken) throw connectionLost()
+        const rows = (await conn.sql.unsafe(PROBE_SQL)) as unknown as Array<{
+          in_recovery: boolean
+          lsn: string | null
+        }>
+        const row = rows[0]
+        if (row === undefined) throw new Error('probe returned no row')
+        return {
+          role: row.in_recovery ? 'replica' : 'primary',
+          ...(row.lsn !== null ? { position: row.lsn } : {}),
+        }
+      },
+      broken: (conn) => conn.broken,
+      setActive: (conn, active) => {
+        if (active) conn.socket?.ref()
+        else conn.socket?.unref()
+      },
+      close: (conn) => closeConnection(conn, false),
+      destroy: (conn) => closeConnection(conn, true),
+    }
+  }
+
+  async probe(node: DriverNodeOptions, signal: AbortSignal): Promise<ProbeResult> {
+    const ops = this.#probeOps(node)
+    const conn = await ops.connect(signal)
+    const abort = () => ops.destroy(conn)
+    signal.addEventListener('abort', abort, { once: true })
+    try {
+      return await ops.probe(conn, signal)
+    } finally {
+      signal.removeEventListener('abort', abort)
+      if (signal.aborted) ops.destroy(conn)
+      else ops.close(conn)
+    }
+  }
+
+  createProber(node: DriverNodeOptions, options: { readonly maxAgeMs: number }): DriverProber {
+    return new KeptConnectionProber(this.#probeOps(node), options.maxAgeMs)
+  }
+
+  positionReached(replay: string, target: string): boolean {
+    return lsnReached(replay, target)
+  }
+
+  async positionAfterWrite(conn: PostgresConn): Promise<string> {
+    const rows = (await conn.sql.unsafe(
+      'SELECT pg_current_wal_insert_lsn()::text AS lsn',
+    )) as unknown as Array<{
+      lsn: string
+    }>
+    const lsn = rows[0]?.lsn
+    if (lsn === undefined) throw new Error('pg_current_wal_insert_lsn() returned no row')
+    return lsn
+  }
+
+  async waitForPosition(conn: PostgresConn, target: string, timeoutMs: number): Promise<string | undefined> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const rows = (await conn.sql.unsafe(
+        'SELECT pg_last_wal_replay_lsn()::text AS lsn',
+      )) as unknown as Array<{
+        lsn: string | null
+      }>
+      const lsn = rows[0]?.lsn ?? undefined
+      if (lsn === undefined || lsnReached(lsn, target)) return lsn
+      const left = deadline - Date.now()
+      if (left <= 0) return lsn
+      await new Promise((r) => setTimeout(r, Math.min(5, left)))
+    }
+  }
+
+  beginSql(options: BeginOptions): string {
+    let sql = 'BEGIN'
+    if (options.isolation !== undefined) {
+      const level = ISOLATION[options.isolation]
+      if (level === undefined) throw new TypeError(`unknown isolation level "${String(options.isolation)}"`)
+      sql += ` ISOLATION LEVEL ${level}`
+    }
+    return options.readOnly ? `${sql} READ ONLY` : sql
+  }
+
+  savepointSql(name: string, op: 'create' | 'release' | 'rollback'): string {
+    if (op === 'create') return `SAVEPOINT ${name}`
+    if (op === 'release') return `RELEASE SAVEPOINT ${name}`
+    return `ROLLBACK TO SAVEPOINT ${name}`
+  }
+
+  cancel(conn: PostgresConn, _node: DriverNodeOptions, signal: AbortSignal): Promise<boolean> {
+    const state = conn.current?.state
+    if (state == null || typeof state.pid !== 'number' || typeof state.secret !== 'number')
+      return Promise.resolve(false)
+    return sendCancelRequest(
+      { pid: state.pid, secret: state.secret, host: conn.host, port: conn.port },
+      signal,
+    )
+  }
+
+  classify(err: unknown) {
+    return classifyPostgresError(err)
+  }
+
+  readOnlySessionLost(conn: PostgresConn): boolean {
+    return !readOnlyIntact(conn)
+  }
+
+  facade(host: FacadeHost<PostgresConn>): RoutedSql {
+    return createRoutedSql(this.#template, host)
+  }
+}
+
+/**
+ * The PostgreSQL driver for routemate over postgres.js (the `postgres` package, an optional peer
+ * dependency). Each node has a pool of postgres.js connections (each one a one-connection
+ * postgres.js instance, checked out by one caller at a time; plus a read-only pool on the primary
+ * for `readOnly` reads that fall back to it), probes with `pg_is_in_recovery()` on a kept
+ * connection, WAL LSN positions, and `router.sql()` (also `router.pool()`) as a postgres.js `sql`
+ * routed by the caller's scope — for `drizzle-orm/postgres-js` and `kysely-postgres-js`.
+ * `queryTimeoutMs` is enforced by the router with a PostgreSQL cancel request. A node's `pool`
+ * options take postgres.js's names: `max` (10), `idle_timeout` (s, default none), `max_lifetime`
+ * (s, default none), plus `maxWaiting` (unbounded) and `connectionTimeoutMillis` (0: how long a
+ * checkout of a full pool may wait, then `PoolExhaustedError`); and the connection options `ssl`,
+ * `sslnegotiation`, `connection` (startup parameters), `prepare` (true), `fetch_types` (true),
+ * `keep_alive`, `max_pipeline`, `onnotice`, `onparameter`, `debug`, `password`. The server,
+ * database and user come from the URL only; `types` and `transform` are the driver's options.
+ *
+ * @example
+ * ```ts
+ * import { createRouter } from 'routemate'
+ * import { postgresDriver } from 'routemate/postgres'
+ * const router = createRouter({ driver: postgresDriver(), primary: 'postgres://app@db1/app', replicas: ['postgres://app@db2/app'] })
+ * const sql = router.sql()
+ * const users = await router.readOnly(() => sql`select * from users where id = ${1}`)
+ * ```
+ */
+export function postgresDriver(options: PostgresDriverOptions = {}): PostgresDriver {
+  return new PostgresDriverImpl(options)
+}

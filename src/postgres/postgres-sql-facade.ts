@@ -1,0 +1,338 @@
+import type postgres from 'postgres'
+import { sendCancelRequest } from '../pg/pg-cancel.js'
+import type { IsolationLevel } from '../router/driver.js'
+import type { CapturedScope, FacadeHost, ScopedConnection } from '../router/facade-host.js'
+import type { PgJsQuery, PostgresConn } from './postgres-connection.js'
+import { classifyPostgresError, connectionLost } from './postgres-errors.js'
+
+/**
+ * `router.sql()` with the postgres.js driver: a postgres.js `sql` whose statements are routed by
+ * the caller's scope (see {@link createRoutedSql}).
+ */
+export type RoutedSql = postgres.Sql
+
+/** A postgres.js query object, as far as routing it needs (its fields are postgres.js's own). */
+interface Q extends PgJsQuery {
+  tagged: boolean
+  strings: readonly string[] & { raw?: readonly string[] }
+  args: unknown[]
+  options: { simple?: boolean; prepare?: boolean }
+  handler: Handler
+  executed: boolean
+  cancelled: unknown
+  cursorRows?: number
+  cursorFn?: unknown
+  resolve: (x: unknown) => void
+  reject: (e: unknown) => void
+  /** The routing scope the query was built in (it runs by it, whenever it is awaited). */
+  rmScope?: CapturedScope
+}
+
+type Handler = ((q: Q) => void) & { debug?: unknown }
+type QueryCtor = new (
+  strings: readonly string[],
+  args: unknown[],
+  handler: Handler,
+  canceller: (q: Q) => Promise<void>,
+  options?: Record<string, unknown>,
+) => Q
+
+/** Where a query of a pinned `sql` (reserved, or a transaction's) runs. */
+interface Pinned {
+  readonly sc: ScopedConnection<PostgresConn>
+}
+
+/** The connection a dispatched query runs on (for `query.cancel()`). */
+const dispatchedOn = new WeakMap<Q, PostgresConn>()
+
+/** postgres.js's own handler of a connection's one-connection instance (it queues statements and pipelines them). */
+const handlers = new WeakMap<PostgresConn, Handler>()
+
+function connHandler(conn: PostgresConn): Handler {
+  let h = handlers.get(conn)
+  if (h === undefined) {
+    h = (conn.sql.unsafe('') as unknown as Q).handler
+    handlers.set(conn, h)
+  }
+  return h
+}
+
+const ISOLATIONS: readonly IsolationLevel[] = [
+  'read uncommitted',
+  'read committed',
+  'repeatable read',
+  'serializable',
+]
+
+/**
+ * Reads the options of postgres.js's `sql.begin(options, fn)` (`'read only'`, `'read write'`,
+ * `'isolation level serializable'`...) as routemate transaction options.
+ */
+export function beginOptionsOf(text: string): { readOnly?: boolean; isolation?: IsolationLevel } {
+  const words = text
+    .toLowerCase()
+    .replace(/[^a-z ]/g, ' ')
+    .split(/\s+/)
+    .filter(Boolean)
+    .join(' ')
+  let rest = words
+  const out: { readOnly?: boolean; isolation?: IsolationLevel } = {}
+  for (const level of ISOLATIONS) {
+    if (rest.includes(`isolation level ${level}`)) {
+      out.isolation = level
+      rest = rest.replace(`isolation level ${level}`, '')
+    }
+  }
+  if (rest.includes('read only')) {
+    out.readOnly = true
+    rest = rest.replace('read only', '')
+  } else if (rest.includes('read write')) {
+    out.readOnly = false
+    rest = rest.replace('read write', '')
+  }
+  if (rest.trim() !== '')
+    throw new TypeError(
+      `sql.begin(): unsupported transaction option(s) "${rest.trim()}" (routemate takes: read only, read write, isolation level ...)`,
+    )
+  return out
+}
+
+/**
+ * Builds `router.sql()` for the postgres.js driver: a postgres.js `sql` (tagged templates and
+ * their modifiers — `.values()`, `.raw()`, `.simple()`, `.describe()`, `.cursor()`, `.forEach()`,
+ * `.cancel()` —, `sql.unsafe`, the helpers `sql(identifier)`, `sql(object, ...columns)`,
+ * `sql.json`, `sql.array`, `sql.typed`) whose statements run on a connection chosen by the
+ * caller's scope (the scope the query was built in: a postgres.js query runs when awaited, which
+ * may be after its scope callback returned it), checked out for the statement and given back when it completes; with
+ * routemate's read-only guard on read-only connections, passive health and `queryTimeoutMs`
+ * (not for cursors). `sql.begin(options?, fn)` is `router.transaction` (its `'read only'`,
+ * `'read write'` and isolation level options taken as its options): on the primary, or inside a
+ * `readOnly` scope a read-only transaction on a replica; nested in a transaction it is a
+ * savepoint, and so is the transaction `sql`'s `savepoint(fn)`. `sql.reserve()` checks out one
+ * connection by the caller's scope (inside a transaction: the transaction's own, whose `release()`
+ * leaves it alone). `sql.notify` is a routed write; `sql.end()` closes the router. Not available
+ * (they throw): `listen`, `subscribe`, `file`, `largeObject`.
+ */
+export function createRoutedSql(template: postgres.Sql, host: FacadeHost<PostgresConn>): RoutedSql {
+  const QueryClass = (template.unsafe('') as unknown as Q).constructor as unknown as QueryCtor
+
+  const isQuery = (x: unknown): x is Q => x instanceof (QueryClass as unknown as new () => object)
+
+  /** The statement's text as it will be sent (fragments inlined; identifiers quoted; values and builders as parameters), for the read-only guard. */
+  const textOf = (q: Q): string => {
+    if (!q.tagged) return q.strings[0] ?? ''
+    let out = q.strings[0] ?? ''
+    for (let i = 1; i < q.strings.length; i++) {
+      const arg = q.args[i - 1]
+      let piece = '$1'
+      if (isQuery(arg)) piece = textOf(arg)
+      else if (
+        arg !== null &&
+        typeof arg === 'object' &&
+        'value' in arg &&
+        arg.constructor?.name === 'Identifier'
+      )
+        piece = String((arg as { value: unknown }).value)
+      out += ` ${piece} ${q.strings[i]}`
+    }
+    return out
+  }
+
+  const canceller = (q: Q): Promise<void> => {
+    const conn = dispatchedOn.get(q)
+    const state = q.state
+    if (
+      conn === undefined ||
+      state == null ||
+      typeof state.pid !== 'number' ||
+      typeof state.secret !== 'number'
+    ) {
+      if (!q.executed || conn === undefined) {
+        q.cancelled = true
+        q.reject(
+          Object.assign(new Error('57014: canceling statement due to user request'), { code: '57014' }),
+        )
+      }
+      return Promise.resolve()
+    }
+    return sendCancelRequest(
+      { pid: state.pid, secret: state.secret, host: conn.host, port: conn.port },
+      AbortSignal.timeout(30_000),
+    ).then(() => undefined)
+  }
+
+  /**
+   * Runs `q` on `sc`: the read-only guard and transaction-control translation, then postgres.js's
+   * own handler of the connection; `settled(err)` once it completed (before the caller sees it).
+   */
+  const runOn = (sc: ScopedConnection<PostgresConn>, q: Q, settled: (err: unknown) => void): void => {
+    let res = q.resolve
+    let rej = q.reject
+    if (q.cancelled) {
+      settled(undefined)
+      return
+    }
+    const conn = sc.conn
+    try {
+      if (conn.broken) throw connectionLost()
+      const text = textOf(q)
+      sc.check(text, q.options.simple !== true)
+      const translated = sc.translate(text)
+      if (translated !== text) {
+        const strings = Object.assign([translated], { raw: [translated] })
+        q.strings = strings
+        q.args = []
+      }
+    } catch (err) {
+      settled(err)
+      rej(sc.fail(err))
+      return
+    }
+    const finish = (err: unknown, value?: unknown): void => {
+      settled(err)
+      if (err == null) res(value)
+      else rej(sc.fail(err))
+    }
+    const cursor = q.cursorRows !== undefined || q.cursorFn !== undefined
+    if (!cursor) {
+      const done = sc.timed<unknown>(finish)
+      q.resolve = (x: unknown) => done(null, x)
+      q.reject = (e: unknown) => done(e ?? new Error('query failed'))
+    } else {
+      // postgres.js's cursor() replaces resolve/reject on each step: keep the latest, route through `finish`.
+      Object.defineProperty(q, 'resolve', {
+        configurable: true,
+        get: () => (x: unknown) => finish(null, x),
+        set: (f: (x: unknown) => void) => {
+          res = f
+        },
+      })
+      Object.defineProperty(q, 'reject', {
+        configurable: true,
+        get: () => (e: unknown) => finish(e ?? new Error('query failed')),
+        set: (f: (e: unknown) => void) => {
+          rej = f
+        },
+      })
+    }
+    dispatchedOn.set(q, conn)
+    conn.current = q
+    connHandler(conn)(q)
+  }
+
+  /** A `sql` whose queries go to `dispatch`. */
+  const makeSql = (dispatch: Handler, pinned: Pinned | undefined): RoutedSql => {
+    dispatch.debug = false
+    const sql = ((strings: unknown, ...args: unknown[]) => {
+      if (Array.isArray(strings) && Array.isArray((strings as { raw?: unknown }).raw)) {
+        const q = new QueryClass(strings as readonly string[], args, dispatch, canceller)
+        if (pinned === undefined) q.rmScope = host.captureScope()
+        return q
+      }
+      return (template as unknown as (...a: unknown[]) => unknown)(strings, ...args)
+    }) as unknown as RoutedSql & Record<string, unknown>
+    const unsafe = (string: string, args: unknown = [], options: Record<string, unknown> = {}) => {
+      let a = args
+      let o = options
+      if (!Array.isArray(a)) {
+        o = (a ?? {}) as Record<string, unknown>
+        a = []
+      }
+      const list = a as unknown[]
+      const q = new QueryClass([string], list, dispatch, canceller, {
+        prepare: false,
+        ...o,
+        simple: 'simple' in o ? o.simple : list.length === 0,
+      })
+      if (pinned === undefined) q.rmScope = host.captureScope()
+      return q
+    }
+    const t = template as unknown as Record<string, unknown>
+    const unsupported = (name: string) => () => {
+      throw new TypeError(`router.sql(): ${name} is not available through routemate`)
+    }
+    Object.assign(sql, {
+      unsafe,
+      types: t.types,
+      typed: t.typed,
+      array: t.array,
+      json: t.json,
+      options: t.options,
+      parameters: {},
+      PostgresError: t.PostgresError,
+      CLOSE: t.CLOSE,
+      END: t.END,
+      notify: (channel: string, payload: string) => sql`select pg_notify(${channel}, ${String(payload)})`,
+      begin,
+      reserve,
+      listen: unsupported('listen'),
+      subscribe: unsupported('subscribe'),
+      file: unsupported('file'),
+      largeObject: unsupported('largeObject'),
+      end: () => host.close(),
+      close: () => host.close(),
+    })
+    if (pinned !== undefined) {
+      Object.assign(sql, {
+        savepoint: (name: unknown, fn?: unknown) => {
+          const f = (typeof name === 'function' ? name : fn) as (s: RoutedSql) => unknown
+          return host.transaction(() => runBody(f), {})
+        },
+        prepare: unsupported('prepare (two-phase commit)'),
+      })
+    }
+    return sql
+  }
+
+  /** Runs a `begin`/`savepoint` body with the transaction's `sql` (checked out inside the transaction's scope). */
+  const runBody = async (fn: (s: RoutedSql) => unknown): Promise<unknown> => {
+    const sc = await host.connect()
+    const x = fn(pinnedSql(sc))
+    return Array.isArray(x) ? Promise.all(x) : x
+  }
+
+  const pinnedSql = (sc: ScopedConnection<PostgresConn>): RoutedSql => {
+    const handler: Handler = (q) => runOn(sc, q, noop)
+    return makeSql(handler, { sc })
+  }
+
+  function begin(options: unknown, fn?: unknown): Promise<unknown> {
+    let text = options
+    let body = fn
+    if (body === undefined) {
+      body = options
+      text = ''
+    }
+    if (typeof body !== 'function') return Promise.reject(new TypeError('sql.begin(): expected a function'))
+    let opts: { readOnly?: boolean; isolation?: IsolationLevel }
+    try {
+      opts = beginOptionsOf(typeof text === 'string' ? text : '')
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    return host.transaction(() => runBody(body as (s: RoutedSql) => unknown), opts)
+  }
+
+  async function reserve(): Promise<RoutedSql> {
+    const sc = await host.connect()
+    const r = pinnedSql(sc) as RoutedSql & { release: () => void }
+    r.release = () => sc.release(sc.conn.broken)
+    return r
+  }
+
+  /** The routed handler: one checkout per statement, by the caller's scope. */
+  const routed: Handler = (q) => {
+    host.connect(q.rmScope).then(
+      (sc) =>
+        runOn(sc, q, (err) => {
+          const destroy = sc.conn.broken || (err != null && classifyPostgresError(err) === 'connection')
+          sc.release(destroy)
+        }),
+      (err: unknown) => q.reject(err),
+    )
+  }
+
+  return makeSql(routed, undefined)
+}
+
+const noop = (): void => {}
