@@ -48,7 +48,8 @@ export function selectedParts(opts) {
   if (opts.skipMicro) all.delete('micro')
   if (opts.skipAlloc) all.delete('alloc')
   if (opts.skipDb)
-    for (const p of ['pg', 'postgres', 'mysql2', 'mariadb', 'position', 'position-mysql', 'tokens']) all.delete(p)
+    for (const p of ['pg', 'postgres', 'mysql2', 'mariadb', 'position', 'position-mysql', 'tokens'])
+      all.delete(p)
   return all
 }
 
