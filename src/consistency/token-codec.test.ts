@@ -233,16 +233,12 @@ describe('TokenCodec', () => {
       expect(audit.stats().ignored).toBe(0)
     })
 
-    it('an "unknown" position (the writer could not read it) becomes the primary\'s position sampled after arrival', async () => {
-      const { resume, codec, samples } = setup()
+    it('an "unknown" position (the writer did not know it) keeps the session on the primary: no sample, no check', async () => {
+      const { resume, samples } = setup()
       const s = await resume(raw({ w: NOW - 1, p: { default: 'unknown' } }))
-      expect(positions(s)).toEqual({ default: '0/5000000' })
-      expect(samples.default).toBe(1)
-      const wrote = codec.decode(raw({ p: { default: 'unknown' } }))
-      wrote.writes = 1
-      wrote.positions.set('default', 'unknown') // its own write's position failed too: newer than a sample
-      await wrote.settle('default')
-      expect(positions(wrote)).toEqual({ default: 'unknown' })
+      expect(positions(s)).toEqual({ default: 'unknown' })
+      expect(s.hasCheck('default')).toBe(false)
+      expect(samples.default ?? 0).toBe(0)
     })
 
     it('30 concurrent forged tokens cost the primary one sample at a time, not one each', async () => {
