@@ -8,7 +8,6 @@ import type {
   DriverNodeOptions,
   DriverPool,
   DriverProber,
-  IsolationLevel,
   ProbeResult,
   QueryResult,
 } from '../router/driver.js'
@@ -23,6 +22,7 @@ import { checkPgPoolOptions, knownPgPoolOptions } from './pg-pool-options.js'
 import { lsnReached } from './pg-position.js'
 import { pgProbeOps } from './pg-probe.js'
 import type { ReadOnlySessionClient } from './pg-read-only-session.js'
+import { PG_INSERT_LSN_SQL, PG_REPLAY_LSN_SQL, pgBeginSql, pgSavepointSql, waitForLsn } from './pg-sql.js'
 
 /** Options of {@link pgDriver}. */
 export interface PgDriverOptions {
@@ -37,13 +37,6 @@ export interface PgDriverOptions {
    * `pool` key is a `ConfigError` (with a "did you mean"). Default: none.
    */
   extraPoolOptions?: readonly string[]
-}
-
-const ISOLATION: Record<IsolationLevel, string> = {
-  'read uncommitted': 'READ UNCOMMITTED',
-  'read committed': 'READ COMMITTED',
-  'repeatable read': 'REPEATABLE READ',
-  serializable: 'SERIALIZABLE',
 }
 
 /**
@@ -154,38 +147,24 @@ class PgDriverImpl implements PgDriver {
    * reads it lazily and shared (see `PrimaryPosition.afterWrite`), never once per write.
    */
   async positionAfterWrite(conn: pg.Client): Promise<string> {
-    const res = await conn.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')
+    const res = await conn.query<{ lsn: string }>(PG_INSERT_LSN_SQL)
     const lsn = res.rows[0]?.lsn
     if (lsn === undefined) throw new Error('pg_current_wal_insert_lsn() returned no row')
     return lsn
   }
 
-  async waitForPosition(conn: pg.Client, target: string, timeoutMs: number): Promise<string | undefined> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const res = await conn.query<{ lsn: string | null }>('SELECT pg_last_wal_replay_lsn()::text AS lsn')
-      const lsn = res.rows[0]?.lsn ?? undefined
-      if (lsn === undefined || lsnReached(lsn, target)) return lsn
-      const left = deadline - Date.now()
-      if (left <= 0) return lsn
-      await new Promise((r) => setTimeout(r, Math.min(5, left)))
-    }
+  waitForPosition(conn: pg.Client, target: string, timeoutMs: number): Promise<string | undefined> {
+    const read = async () =>
+      (await conn.query<{ lsn: string | null }>(PG_REPLAY_LSN_SQL)).rows[0]?.lsn ?? undefined
+    return waitForLsn(read, target, timeoutMs)
   }
 
   beginSql(options: BeginOptions): string {
-    let sql = 'BEGIN'
-    if (options.isolation !== undefined) {
-      const level = ISOLATION[options.isolation]
-      if (level === undefined) throw new TypeError(`unknown isolation level "${String(options.isolation)}"`)
-      sql += ` ISOLATION LEVEL ${level}`
-    }
-    return options.readOnly ? `${sql} READ ONLY` : sql
+    return pgBeginSql(options)
   }
 
   savepointSql(name: string, op: 'create' | 'release' | 'rollback'): string {
-    if (op === 'create') return `SAVEPOINT ${name}`
-    if (op === 'release') return `RELEASE SAVEPOINT ${name}`
-    return `ROLLBACK TO SAVEPOINT ${name}`
+    return pgSavepointSql(name, op)
   }
 
   cancel(conn: pg.Client, _node: DriverNodeOptions, signal: AbortSignal): Promise<boolean> {

@@ -4,12 +4,9 @@ import type { DriverNodeOptions } from '../router/driver.js'
 import { destroyClient, refClient } from './pg-internals.js'
 import { clientOptionsOf } from './pg-node-pool.js'
 import { poolPasswordOf } from './pg-pool-options.js'
+import { PG_PROBE_SQL } from './pg-sql.js'
 
 const noop = (): void => {}
-
-const PROBE_SQL =
-  'SELECT pg_is_in_recovery() AS in_recovery, CASE WHEN pg_is_in_recovery() ' +
-  'THEN pg_last_wal_replay_lsn()::text ELSE pg_current_wal_lsn()::text END AS lsn'
 
 /** A probe connection, flagged when it reported an error or ended. */
 interface PgProbeConn {
@@ -58,7 +55,7 @@ export function pgProbeOps(lib: typeof pg, node: DriverNodeOptions): ProbeConnec
       return conn
     },
     async probe(conn) {
-      const res = await conn.client.query<{ in_recovery: boolean; lsn: string | null }>(PROBE_SQL)
+      const res = await conn.client.query<{ in_recovery: boolean; lsn: string | null }>(PG_PROBE_SQL)
       const row = res.rows[0]
       if (row === undefined) throw new Error('probe returned no row')
       return {

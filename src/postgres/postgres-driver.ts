@@ -3,6 +3,14 @@ import { ConfigError } from '../errors/config-error.js'
 import { KeptConnectionProber, type ProbeConnectionOps } from '../health/kept-connection-prober.js'
 import { sendCancelRequest } from '../pg/pg-cancel.js'
 import { lsnReached } from '../pg/pg-position.js'
+import {
+  PG_INSERT_LSN_SQL,
+  PG_PROBE_SQL,
+  PG_REPLAY_LSN_SQL,
+  pgBeginSql,
+  pgSavepointSql,
+  waitForLsn,
+} from '../pg/pg-sql.js'
 import { keyPath } from '../router/config-checks.js'
 import type {
   BeginOptions,
@@ -10,7 +18,6 @@ import type {
   DriverNodeOptions,
   DriverPool,
   DriverProber,
-  IsolationLevel,
   ProbeResult,
   QueryResult,
 } from '../router/driver.js'
@@ -69,17 +76,6 @@ export interface PostgresResultFields {
  * ```
  */
 export type PostgresDriver = Driver<PostgresConn, RoutedSql, PostgresResultFields>
-
-const ISOLATION: Record<IsolationLevel, string> = {
-  'read uncommitted': 'READ UNCOMMITTED',
-  'read committed': 'READ COMMITTED',
-  'repeatable read': 'REPEATABLE READ',
-  serializable: 'SERIALIZABLE',
-}
-
-const PROBE_SQL =
-  'SELECT pg_is_in_recovery() AS in_recovery, CASE WHEN pg_is_in_recovery() ' +
-  'THEN pg_last_wal_replay_lsn()::text ELSE pg_current_wal_lsn()::text END AS lsn'
 
 /** `application_name` of probe connections (unless the node's `connection` sets one), for `pg_stat_activity`. */
 const PROBE_APPLICATION_NAME = 'routemate-probe'
@@ -193,7 +189,7 @@ class PostgresDriverImpl implements PostgresDriver {
         ),
       async probe(conn) {
         if (conn.broken) throw connectionLost()
-        const rows = (await conn.sql.unsafe(PROBE_SQL)) as unknown as Array<{
+        const rows = (await conn.sql.unsafe(PG_PROBE_SQL)) as unknown as Array<{
           in_recovery: boolean
           lsn: string | null
         }>
@@ -237,46 +233,25 @@ class PostgresDriverImpl implements PostgresDriver {
   }
 
   async positionAfterWrite(conn: PostgresConn): Promise<string> {
-    const rows = (await conn.sql.unsafe(
-      'SELECT pg_current_wal_insert_lsn()::text AS lsn',
-    )) as unknown as Array<{
-      lsn: string
-    }>
+    const rows = (await conn.sql.unsafe(PG_INSERT_LSN_SQL)) as unknown as Array<{ lsn: string }>
     const lsn = rows[0]?.lsn
     if (lsn === undefined) throw new Error('pg_current_wal_insert_lsn() returned no row')
     return lsn
   }
 
-  async waitForPosition(conn: PostgresConn, target: string, timeoutMs: number): Promise<string | undefined> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const rows = (await conn.sql.unsafe(
-        'SELECT pg_last_wal_replay_lsn()::text AS lsn',
-      )) as unknown as Array<{
-        lsn: string | null
-      }>
-      const lsn = rows[0]?.lsn ?? undefined
-      if (lsn === undefined || lsnReached(lsn, target)) return lsn
-      const left = deadline - Date.now()
-      if (left <= 0) return lsn
-      await new Promise((r) => setTimeout(r, Math.min(5, left)))
-    }
+  waitForPosition(conn: PostgresConn, target: string, timeoutMs: number): Promise<string | undefined> {
+    const read = async () =>
+      ((await conn.sql.unsafe(PG_REPLAY_LSN_SQL)) as unknown as Array<{ lsn: string | null }>)[0]?.lsn ??
+      undefined
+    return waitForLsn(read, target, timeoutMs)
   }
 
   beginSql(options: BeginOptions): string {
-    let sql = 'BEGIN'
-    if (options.isolation !== undefined) {
-      const level = ISOLATION[options.isolation]
-      if (level === undefined) throw new TypeError(`unknown isolation level "${String(options.isolation)}"`)
-      sql += ` ISOLATION LEVEL ${level}`
-    }
-    return options.readOnly ? `${sql} READ ONLY` : sql
+    return pgBeginSql(options)
   }
 
   savepointSql(name: string, op: 'create' | 'release' | 'rollback'): string {
-    if (op === 'create') return `SAVEPOINT ${name}`
-    if (op === 'release') return `RELEASE SAVEPOINT ${name}`
-    return `ROLLBACK TO SAVEPOINT ${name}`
+    return pgSavepointSql(name, op)
   }
 
   cancel(conn: PostgresConn, _node: DriverNodeOptions, signal: AbortSignal): Promise<boolean> {
