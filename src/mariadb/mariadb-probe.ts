@@ -1,6 +1,7 @@
 import type { Connection } from 'mariadb'
 import type { ProbeConnectionOps } from '../health/kept-connection-prober.js'
 import type { DriverNodeOptions, ProbeResult } from '../router/driver.js'
+import { killQuery } from '../mysql2/kill-query.js'
 import { type ProbeMemo, probeWith } from '../mysql2/mysql2-probe.js'
 import {
   dropConnection,
@@ -148,26 +149,5 @@ export async function cancelMariadbQuery(
   signal: AbortSignal,
   memo: ProbeMemo,
 ): Promise<boolean> {
-  const threadId = conn.threadId
-  if (typeof threadId !== 'number' || !Number.isSafeInteger(threadId) || threadId <= 0) return false
-  const ops = mariadbProbeOps(lib, node, memo)
-  let killer: MariadbProbeConn | undefined
-  const abort = (): void => {
-    if (killer !== undefined) ops.destroy(killer)
-  }
-  try {
-    killer = await ops.connect(signal)
-    signal.addEventListener('abort', abort, { once: true })
-    signal.throwIfAborted()
-    await killer.conn.query(`KILL QUERY ${threadId}`)
-    return true
-  } catch {
-    return false
-  } finally {
-    signal.removeEventListener('abort', abort)
-    if (killer !== undefined) {
-      if (signal.aborted) ops.destroy(killer)
-      else ops.close(killer)
-    }
-  }
+  return killQuery(mariadbProbeOps(lib, node, memo), conn.threadId, signal)
 }

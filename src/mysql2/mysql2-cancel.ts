@@ -2,6 +2,7 @@ import type { PoolConnection } from 'mysql2/promise'
 import type { DriverNodeOptions } from '../router/driver.js'
 import { coreOf } from './mysql2-internals.js'
 import type { Mysql2Module } from './mysql2-node-pool.js'
+import { killQuery } from './kill-query.js'
 import { mysqlProbeOps, type ProbeMemo } from './mysql2-probe.js'
 
 /**
@@ -25,26 +26,5 @@ export async function cancelMysqlQuery(
   signal: AbortSignal,
   memo: ProbeMemo,
 ): Promise<boolean> {
-  const threadId = coreOf(conn).threadId
-  if (typeof threadId !== 'number' || !Number.isSafeInteger(threadId) || threadId <= 0) return false
-  const ops = mysqlProbeOps(lib, node, memo)
-  let killer: Awaited<ReturnType<typeof ops.connect>> | undefined
-  const abort = (): void => {
-    if (killer !== undefined) ops.destroy(killer)
-  }
-  try {
-    killer = await ops.connect(signal)
-    signal.addEventListener('abort', abort, { once: true })
-    signal.throwIfAborted()
-    await killer.conn.query(`KILL QUERY ${threadId}`)
-    return true
-  } catch {
-    return false
-  } finally {
-    signal.removeEventListener('abort', abort)
-    if (killer !== undefined) {
-      if (signal.aborted) ops.destroy(killer)
-      else ops.close(killer)
-    }
-  }
+  return killQuery(mysqlProbeOps(lib, node, memo), coreOf(conn).threadId, signal)
 }
