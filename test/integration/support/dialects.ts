@@ -19,6 +19,8 @@ export interface TestCluster {
   restart(name: string): Promise<void>
   stop(name?: string): Promise<void>
   waitForReplication(timeoutMs?: number): Promise<void>
+  /** Runs a statement on one node directly (not through a router): its rows. */
+  query(name: string, sql: string, params?: unknown[]): Promise<unknown[]>
 }
 
 /** A connection checked out through a router's pool facade (`pool.connect()`, `getConnection()`, `sql.reserve()`). */
@@ -31,7 +33,7 @@ export interface FacadeConnection {
  * The conformance suites: the behavioural suites every driver runs. A driver whose entry lists
  * `suites` runs only those (CI time); `'all'` runs every suite iterating {@link dialects} too.
  */
-export type ConformanceSuite = 'routing' | 'failover' | 'read-only-bypass' | 'consistency'
+export type ConformanceSuite = 'routing' | 'failover' | 'read-only-bypass' | 'consistency' | 'sharding'
 
 /** One driver under test (a dialect's cluster kind, a driver, the SQL differences the tests need). */
 export interface DialectCase {
@@ -85,7 +87,7 @@ export const postgres: DialectCase = {
 export const postgresJs: DialectCase = {
   ...postgres,
   name: 'postgres.js',
-  suites: ['routing', 'failover', 'read-only-bypass', 'consistency'],
+  suites: ['routing', 'failover', 'read-only-bypass', 'consistency', 'sharding'],
   driver: () => postgresDriver(),
   checkout: async (router) => {
     const sql = router.pool() as {
@@ -123,7 +125,7 @@ export const mariadb: DialectCase = {
 export const mariadbConnector: DialectCase = {
   ...mariadb,
   name: 'mariadb-connector',
-  suites: ['routing', 'failover', 'read-only-bypass', 'consistency'],
+  suites: ['routing', 'failover', 'read-only-bypass', 'consistency', 'sharding'],
   driver: () => mariadbDriver(),
   checkout: async (router) => {
     const pool = router.pool() as {
