@@ -140,9 +140,16 @@ export class PrimaryPosition {
     return this.#queued
   }
 
-  /** Starts a sample once `running` has ended and the spacing since the last start has passed (no spacing for a write). */
+  /**
+   * Starts a sample once `running` has ended and the spacing since the last start has passed (no
+   * spacing for a write). Always yields before it decides: its caller stores the returned promise
+   * in `#queued` only once this returns, so a sample started synchronously here (the spacing
+   * having passed since the caller looked at the clock) would leave `#queued` holding it for good,
+   * and every later check would be answered by that one old sample: positions from before the
+   * writes they are meant to cover (stale reads).
+   */
   async #startLater(running: Promise<unknown> | undefined): Promise<string | undefined> {
-    if (running !== undefined) await running
+    await running
     const wait = this.#urgent ? 0 : this.#lastStart + this.#spacingMs - this.#clock()
     if (wait > 0) {
       await new Promise<void>((resolve) => {
