@@ -122,17 +122,34 @@ export class PrimaryPosition {
   }
 
   /**
+   * The position read by the last finished sample if it started after the write stamped `stamp`
+   * finished (so it covers that write), else `undefined`. No I/O.
+   */
+  positionAfter(stamp: number): string | undefined {
+    const last = this.#last
+    return last !== undefined && last.writes >= stamp ? last.position : undefined
+  }
+
+  /**
    * The primary's position read by a sample that started after the write stamped `stamp`
    * finished, so it covers that write: the last finished one if it did and succeeded, the running
-   * one if it did, else the next one (started as soon as the running one ends). `undefined` when
-   * the position cannot be read. Never rejects.
+   * one if it did, else the next one (started as soon as the running one ends; with `urgent`
+   * false, only once the spacing since the last start has passed, as for `sampleAfter`: a demand
+   * that a token can make). `undefined` when the position cannot be read. Never rejects.
    */
-  afterWrite(stamp: number): Promise<string | undefined> {
+  afterWrite(stamp: number, urgent = true): Promise<string | undefined> {
     const last = this.#last
     if (last !== undefined && last.writes >= stamp && last.position !== undefined)
       return Promise.resolve(last.position)
     const current = this.#current
     if (current !== undefined && current.writes >= stamp) return current.promise
+    if (!urgent) {
+      // (As in sampleAfter, but by stamps: any sample that starts from now on covers the write.)
+      if (this.#queued !== undefined) return this.#queued
+      if (current === undefined && this.#clock() >= this.#lastStart + this.#spacingMs) return this.#start()
+      this.#queued = this.#startLater(current?.promise)
+      return this.#queued
+    }
     this.#urgent = true
     if (this.#queued !== undefined) return this.#queued
     if (current === undefined) return this.#start()
