@@ -116,6 +116,39 @@ describe('PrimaryPosition', () => {
     expect(await d).toBe('30')
   })
 
+  it('the clock passing the spacing between its two readings never leaves an old sample answering later checks', async () => {
+    // The check sees the spacing not passed (t=2 < 0 + 5); by the time the queued sample reads the
+    // clock, it has (t=6: a preemption, a GC pause). Before the fix the queued sample then started
+    // synchronously and stayed queued for good: every later check got that sample (stale reads).
+    let t = 0
+    const script: number[] = []
+    const { known, reads, flush } = setup(5, () => script.shift() ?? t)
+    const a = known.sampleAfter(0) // t=0: starts at once
+    await flush()
+    reads[0]?.resolve('100')
+    expect(await a).toBe('100')
+    t = 6
+    script.push(2) // what sampleAfter's own look at the clock sees; the queued sample sees 6
+    const b = known.sampleAfter(2)
+    await flush()
+    expect(reads).toHaveLength(2)
+    reads[1]?.resolve('200')
+    expect(await b).toBe('200')
+    // Much later, after more writes: a check must get a sample started after it, not the old one.
+    t = 100
+    const c = known.sampleAfter(100)
+    await flush()
+    expect(reads).toHaveLength(3)
+    reads[2]?.resolve('300')
+    expect(await c).toBe('300')
+    const stamp = known.stampWrite()
+    const d = known.afterWrite(stamp)
+    await flush()
+    expect(reads).toHaveLength(4)
+    reads[3]?.resolve('400')
+    expect(await d).toBe('400')
+  })
+
   it('a sample started before clear() (the primary changed) is not recorded', async () => {
     const { known, reads, tick, flush } = setup()
     const a = known.sampleAfter(tick())

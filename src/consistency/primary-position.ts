@@ -122,17 +122,34 @@ export class PrimaryPosition {
   }
 
   /**
+   * The position read by the last finished sample if it started after the write stamped `stamp`
+   * finished (so it covers that write), else `undefined`. No I/O.
+   */
+  positionAfter(stamp: number): string | undefined {
+    const last = this.#last
+    return last !== undefined && last.writes >= stamp ? last.position : undefined
+  }
+
+  /**
    * The primary's position read by a sample that started after the write stamped `stamp`
    * finished, so it covers that write: the last finished one if it did and succeeded, the running
-   * one if it did, else the next one (started as soon as the running one ends). `undefined` when
-   * the position cannot be read. Never rejects.
+   * one if it did, else the next one (started as soon as the running one ends; with `urgent`
+   * false, only once the spacing since the last start has passed, as for `sampleAfter`: a demand
+   * that a token can make). `undefined` when the position cannot be read. Never rejects.
    */
-  afterWrite(stamp: number): Promise<string | undefined> {
+  afterWrite(stamp: number, urgent = true): Promise<string | undefined> {
     const last = this.#last
     if (last !== undefined && last.writes >= stamp && last.position !== undefined)
       return Promise.resolve(last.position)
     const current = this.#current
     if (current !== undefined && current.writes >= stamp) return current.promise
+    if (!urgent) {
+      // (As in sampleAfter, but by stamps: any sample that starts from now on covers the write.)
+      if (this.#queued !== undefined) return this.#queued
+      if (current === undefined && this.#clock() >= this.#lastStart + this.#spacingMs) return this.#start()
+      this.#queued = this.#startLater(current?.promise)
+      return this.#queued
+    }
     this.#urgent = true
     if (this.#queued !== undefined) return this.#queued
     if (current === undefined) return this.#start()
@@ -140,9 +157,16 @@ export class PrimaryPosition {
     return this.#queued
   }
 
-  /** Starts a sample once `running` has ended and the spacing since the last start has passed (no spacing for a write). */
+  /**
+   * Starts a sample once `running` has ended and the spacing since the last start has passed (no
+   * spacing for a write). Always yields before it decides: its caller stores the returned promise
+   * in `#queued` only once this returns, so a sample started synchronously here (the spacing
+   * having passed since the caller looked at the clock) would leave `#queued` holding it for good,
+   * and every later check would be answered by that one old sample: positions from before the
+   * writes they are meant to cover (stale reads).
+   */
   async #startLater(running: Promise<unknown> | undefined): Promise<string | undefined> {
-    if (running !== undefined) await running
+    await running
     const wait = this.#urgent ? 0 : this.#lastStart + this.#spacingMs - this.#clock()
     if (wait > 0) {
       await new Promise<void>((resolve) => {

@@ -233,12 +233,95 @@ describe('TokenCodec', () => {
       expect(audit.stats().ignored).toBe(0)
     })
 
-    it('an "unknown" position (the writer did not know it) keeps the session on the primary: no sample, no check', async () => {
-      const { resume, samples } = setup()
-      const s = await resume(raw({ w: NOW - 1, p: { default: 'unknown' } }))
-      expect(positions(s)).toEqual({ default: 'unknown' })
-      expect(s.hasCheck('default')).toBe(false)
-      expect(samples.default ?? 0).toBe(0)
+    it('an "unknown" position from another router becomes the primary\'s position sampled after arrival', async () => {
+      const { resume, codec, samples } = setup()
+      const s = await resume(
+        raw({ w: NOW - 1, p: { default: 'unknown' }, s: { default: 1 }, i: 'elsewhere' }),
+      )
+      expect(positions(s)).toEqual({ default: '0/5000000' })
+      expect(samples.default).toBe(1)
+      const wrote = codec.decode(raw({ p: { default: 'unknown' } }))
+      wrote.writes = 1
+      wrote.positions.set('default', 'unknown') // its own write's position failed too: newer than a sample
+      await wrote.settle('default')
+      expect(positions(wrote)).toEqual({ default: 'unknown' })
+    })
+
+    /** A session of this router that wrote (stamp taken) and has not read the position yet. */
+    const wroteHere = (codec: TokenCodec, known: PrimaryPosition) => {
+      const s = codec.decode(undefined)
+      s.writes = 1
+      s.lastWriteAt = NOW - 1
+      const stamp = known.stampWrite()
+      s.positions.set('default', 'unknown')
+      s.pendingWrites.set('default', stamp)
+      return s
+    }
+    const payload = (token: string) =>
+      JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString('utf8'))
+
+    it('a write-only session\'s token: "unknown" with its stamp, and a sample started; back here, that sample answers at once', async () => {
+      const { codec, clusters, samples, primary } = setup()
+      const known = clusters.get('default') as PrimaryPosition
+      const token = codec.encode(wroteHere(codec, known))
+      expect(payload(token)).toMatchObject({
+        p: { default: 'unknown' },
+        s: { default: 1 },
+        i: expect.any(String),
+      })
+      await new Promise((r) => setImmediate(r))
+      expect(samples.default).toBe(1) // started by the token
+      primary.default = '0/6000000' // the primary moved on: the sample already taken covers the write
+      const back = codec.decode(token)
+      expect(positions(back)).toEqual({ default: '0/5000000' })
+      expect(back.hasCheck('default')).toBe(false)
+      expect(samples.default).toBe(1)
+      // A later write-only session while that sample is known: its token carries a real position
+      // only if the sample started after its write.
+      const later = wroteHere(codec, known)
+      expect(payload(codec.encode(later)).p).toEqual({ default: 'unknown' })
+      await new Promise((r) => setTimeout(r, 20)) // (the spacing between samples: 5 ms)
+      expect(payload(codec.encode(later))).toEqual({ w: NOW - 1, p: { default: '0/6000000' } })
+    })
+
+    it("a stamp is this router's only with its id and at most its count of writes: else a sample after arrival", async () => {
+      const { codec, clusters, samples } = setup()
+      const known = clusters.get('default') as PrimaryPosition
+      const id = payload(codec.encode(wroteHere(codec, known))).i as string
+      await new Promise((r) => setImmediate(r))
+      expect(samples.default).toBe(1)
+      for (const forged of [
+        { p: { default: 'unknown' }, s: { default: 2 }, i: id }, // no such write yet
+        { p: { default: 'unknown' }, s: { default: 1 }, i: 'x' }, // another router's
+        { p: { default: 'unknown' }, s: { default: 'a' }, i: id },
+      ]) {
+        const s = codec.decode(raw(forged))
+        expect(s.hasCheck('default')).toBe(true)
+        await s.settle('default')
+        expect(positions(s)).toEqual({ default: '0/5000000' })
+      }
+      expect(samples.default).toBeGreaterThan(1)
+    })
+
+    it('30 concurrent forged "unknown" tokens (stamps or not) cost the primary one sample at a time', async () => {
+      const { codec, clusters, samples } = setup()
+      const known = clusters.get('default') as PrimaryPosition
+      const id = payload(codec.encode(wroteHere(codec, known))).i as string
+      await new Promise((r) => setImmediate(r))
+      for (let k = 0; k < 5; k++) known.stampWrite() // writes meanwhile: the forged stamps are real ones
+      const before = samples.default ?? 0
+      const sessions = Array.from({ length: 30 }, (_, i) =>
+        codec.decode(
+          raw(
+            i % 2 === 0
+              ? { p: { default: 'unknown' }, s: { default: 2 + (i % 5) }, i: id }
+              : { p: { default: 'unknown' } },
+          ),
+        ),
+      )
+      await Promise.all(sessions.map((s) => s.settle('default')))
+      expect(sessions.every((s) => s.positions.get('default') === '0/5000000')).toBe(true)
+      expect((samples.default ?? 0) - before).toBeLessThanOrEqual(2)
     })
 
     it('30 concurrent forged tokens cost the primary one sample at a time, not one each', async () => {

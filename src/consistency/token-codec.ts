@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type { PrimaryPosition } from './primary-position.js'
 import { Session } from './session.js'
 import type { TokenAudit, TokenRejectionReason } from './token-audit.js'
@@ -12,7 +13,10 @@ const MAX_POSITION_CHARS = 4096
 /** How far ahead of the router's clock a token's write time may be (clock skew between instances). */
 export const MAX_CLOCK_SKEW_MS = 1000
 
-/** A session's position after a write whose position could not be read: its reads go to the primary. */
+/**
+ * A session's position after a write whose position is not known yet (PostgreSQL: it is read
+ * lazily, see `PrimaryPosition.afterWrite`), or could not be read (its reads then go to the primary).
+ */
 export const UNKNOWN_POSITION = 'unknown'
 
 const PREFIX = 'rm1.'
@@ -50,8 +54,20 @@ export interface TokenCodecOptions {
  * - a position the primary is known to have reached (probes, own writes) is kept; any other one
  *   (unless signed) is checked before the session's first read of that cluster against a sample
  *   of the primary taken after the token arrived, and dropped if the primary has not reached it;
- * - an `unknown` position (the writer could not read it) becomes such a sample of the primary.
+ * - an `unknown` position (the writer had not read it yet) becomes the primary's position read by
+ *   a sample that started after the write finished: the token's write stamp `s` tells which
+ *   samples of this router qualify when the token comes back to the router that made it (`i`, a
+ *   random id per router; usually the sample is done by then: no wait, no query); from another
+ *   router, a sample taken after the token arrived (the write had finished before the token was
+ *   sent). Samples are shared and spaced (`PrimaryPosition`), so forged stamps cost the primary
+ *   at most one sample at a time. Until it is known, and if it cannot be read, reads go to the
+ *   primary.
  * Every rejection is counted (`TokenAudit`).
+ *
+ * Encoding: a position still to be read after a write (`Session.pendingWrites`) goes into the
+ * token as the position of the last finished sample if that one started after the write;
+ * otherwise as `unknown` with the write's stamp, and a (shared, spaced) sample is started so that
+ * it is known when the token comes back.
  *
  * @example
  * ```ts
@@ -69,6 +85,8 @@ export class TokenCodec {
   readonly #clock: () => number
   /** The token of a session that never wrote (computed once). */
   readonly #empty: string
+  /** This codec's id in tokens (`i`): write stamps in a token are this router's only when it matches. */
+  readonly #id = randomBytes(9).toString('base64url')
 
   constructor(options: TokenCodecOptions) {
     this.#mode = options.mode
@@ -90,7 +108,23 @@ export class TokenCodec {
       if (session.origin !== undefined) return session.origin
       if (session.lastWriteAt === 0 && session.positions.size === 0) return this.#empty
     }
-    return this.#serialize(session.lastWriteAt, session.positions)
+    let p = session.positions
+    let stamps: Record<string, number> | undefined
+    for (const [cluster, stamp] of session.pendingWrites) {
+      if (session.positions.get(cluster) !== UNKNOWN_POSITION) continue
+      const known = this.#clusters.get(cluster)
+      if (known === undefined) continue
+      const sampled = known.positionAfter(stamp)
+      if (p === session.positions) p = new Map(p)
+      if (sampled !== undefined) {
+        p.set(cluster, sampled)
+        continue
+      }
+      if (stamps === undefined) stamps = {}
+      stamps[cluster] = stamp
+      void known.afterWrite(stamp, false) // known by the time the token comes back (never rejects)
+    }
+    return this.#serialize(session.lastWriteAt, p, stamps)
   }
 
   /**
@@ -108,7 +142,7 @@ export class TokenCodec {
     }
     session.origin = token as string
     if (this.#mode === 'off') return session
-    const { w, p } = data
+    const { w, p, s } = data
     if (typeof w === 'number' && Number.isFinite(w) && w > 0) {
       const now = this.#now()
       if (w > now + MAX_CLOCK_SKEW_MS) this.#audit.reject('future-write')
@@ -116,14 +150,18 @@ export class TokenCodec {
     }
     if (this.#mode !== 'position' || typeof p !== 'object' || p === null) return session
     const since = this.#clock()
+    const stamps =
+      data.i === this.#id && typeof s === 'object' && s !== null ? (s as Record<string, unknown>) : {}
     for (const [cluster, position] of Object.entries(p)) {
-      this.#restorePosition(session, cluster, position, data.signed, since)
+      this.#restorePosition(session, cluster, position, data.signed, since, stamps[cluster])
     }
     return session
   }
 
   /** The payload of a token, or why it is rejected whole. */
-  #verify(token: unknown): { w?: unknown; p?: unknown; signed: boolean } | TokenRejectionReason {
+  #verify(
+    token: unknown,
+  ): { w?: unknown; p?: unknown; s?: unknown; i?: unknown; signed: boolean } | TokenRejectionReason {
     if (typeof token !== 'string') return 'malformed'
     if (token.length > MAX_TOKEN_CHARS) return 'oversized'
     if (!token.startsWith(PREFIX)) return 'malformed'
@@ -143,14 +181,21 @@ export class TokenCodec {
       return 'malformed'
     }
     if (typeof data !== 'object' || data === null || Array.isArray(data)) return 'malformed'
-    const { w, p } = data as { w?: unknown; p?: unknown }
+    const { w, p, s, i } = data as { w?: unknown; p?: unknown; s?: unknown; i?: unknown }
     if (p !== undefined && (typeof p !== 'object' || p === null || Array.isArray(p))) return 'malformed'
     if (p !== undefined && Object.keys(p).length > this.#clusters.size) return 'malformed'
-    return { w, p, signed: signed && this.#signer !== undefined }
+    return { w, p, s, i, signed: signed && this.#signer !== undefined }
   }
 
   /** Puts one position of a token into `session`, if it is sound (see the class comment). */
-  #restorePosition(session: Session, cluster: string, position: unknown, signed: boolean, since: number) {
+  #restorePosition(
+    session: Session,
+    cluster: string,
+    position: unknown,
+    signed: boolean,
+    since: number,
+    stamp: unknown,
+  ) {
     const known = this.#clusters.get(cluster)
     if (known === undefined) {
       this.#audit.reject('unknown-cluster')
@@ -161,11 +206,24 @@ export class TokenCodec {
       return
     }
     if (position === UNKNOWN_POSITION) {
-      // The writer did not know its position: this session's reads of the cluster go to the
-      // primary. (Resolving it from a shared sample of the primary taken after the token arrived
-      // served stale replica reads through the Fastify plugin in 2–51 of 100 requests; until that
-      // is understood, the primary is the only safe answer.)
+      // The writer had not read its position yet: any sample of the primary that started after
+      // the write finished has it. A stamp of this router's (a write it stamped) says which ones
+      // do; else one taken after the token arrived (the write had finished before it was sent).
+      const own =
+        typeof stamp === 'number' && Number.isInteger(stamp) && stamp > 0 && stamp <= known.writesStamped
+          ? stamp
+          : undefined
+      const sampled = own === undefined ? undefined : known.positionAfter(own)
+      if (sampled !== undefined) {
+        session.positions.set(cluster, sampled)
+        return
+      }
       session.positions.set(cluster, UNKNOWN_POSITION)
+      session.addCheck(cluster, async () => {
+        const sample = await (own === undefined ? known.sampleAfter(since) : known.afterWrite(own, false))
+        // (Not after a write of this session: its own position, or its own `unknown`, is newer.)
+        if (sample !== undefined && session.writes === 0) session.positions.set(cluster, sample)
+      })
       return
     }
     if (!this.#reached(position, position)) {
@@ -183,10 +241,11 @@ export class TokenCodec {
     })
   }
 
-  #serialize(w: number, positions: ReadonlyMap<string, string>): string {
+  #serialize(w: number, positions: ReadonlyMap<string, string>, s?: Record<string, number>): string {
     const p: Record<string, string> = {}
     for (const [k, v] of positions) p[k] = v
-    const body = `${PREFIX}${Buffer.from(JSON.stringify({ w, p })).toString('base64url')}`
+    const data = s === undefined ? { w, p } : { w, p, s, i: this.#id }
+    const body = `${PREFIX}${Buffer.from(JSON.stringify(data)).toString('base64url')}`
     return this.#signer === undefined ? body : `${body}.${this.#signer.sign(body)}`
   }
 }
