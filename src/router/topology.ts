@@ -100,18 +100,12 @@ export function drain(
       ),
     )
   }
-  if (node.draining !== undefined) return node.draining
-  node.drained = true
-  cluster.rebuild()
-  const timeoutMs = options.timeoutMs ?? 5000
-  node.draining = (async () => {
-    const deadline = Date.now() + timeoutMs
-    while (node.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
-    const aborted = node.abortAll()
-    await node.end()
-    deps.events.emit('node:drained', { cluster: cluster.name, node: node.name, role: node.role, aborted })
-  })()
-  return node.draining
+  return node.drain(
+    options.timeoutMs ?? 5000,
+    () => cluster.rebuild(),
+    (aborted) =>
+      deps.events.emit('node:drained', { cluster: cluster.name, node: node.name, role: node.role, aborted }),
+  )
 }
 
 /** Drains a replica, then forgets it. */
@@ -132,7 +126,7 @@ export function setWeight(cluster: Cluster, node: RouterNode, weight: number): v
   if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) {
     throw new ConfigError('weight', `expected a finite number >= 0, got ${String(weight)}`)
   }
-  node.weight = weight
+  node.setWeight(weight)
   cluster.rebuild()
   cluster.balancer.reset?.(cluster.candidates)
 }
