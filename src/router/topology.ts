@@ -11,7 +11,6 @@ import type { Dialect } from './driver.js'
 import type { RouterEmitter } from './events.js'
 import { parseNodeUrl } from './node-url.js'
 import type { NodeConfig } from './options.js'
-import type { RouterCore } from './router-core.js'
 import type { RouterNode } from './router-node.js'
 
 /** Options of `router.drain` and `router.removeReplica`. */
@@ -20,14 +19,23 @@ export interface DrainOptions {
   timeoutMs?: number
 }
 
-/** What topology changes need from the router. */
+/** What topology changes need: the clusters, config checks, probes and events. Built by the router. */
 export interface TopologyDeps {
   readonly clusters: readonly Cluster[]
+  /** The clusters by name (shard name; `default` when unsharded). */
+  readonly byName: ReadonlyMap<string, Cluster>
+  /** The cluster of a call that names no shard (`undefined` in a sharded router without `defaultShard`). */
+  readonly defaultCluster: Cluster | undefined
+  /** The shard names, for an `UnknownShardError`. */
+  readonly shardNames: readonly string[]
   readonly dialect: Dialect
   /** The driver's check of `pool` options, if it has one. */
   readonly checkPoolOptions?: PoolChecker | undefined
-  readonly monitor: HealthMonitor
+  /** Probes an added node (the health monitor's `probeNode`). */
+  readonly monitor: Pick<HealthMonitor, 'probeNode'>
   readonly events: RouterEmitter
+  /** Whether the router was closed. */
+  readonly lifecycle: { readonly closed: boolean }
 }
 
 /** Finds a node by name across clusters. */
@@ -136,21 +144,10 @@ export function setWeight(cluster: Cluster, node: RouterNode, weight: number): v
  * finds the cluster or node named, then calls the functions above. One per router.
  */
 export class RouterTopology {
-  readonly #core: RouterCore
-  readonly #router: { readonly shardNames: readonly string[] }
   readonly #deps: TopologyDeps
 
-  /** `router` is the `Router` itself: its `shardNames` name the shards in an `UnknownShardError`. */
-  constructor(core: RouterCore, router: { readonly shardNames: readonly string[] }) {
-    this.#core = core
-    this.#router = router
-    this.#deps = {
-      clusters: core.clusters,
-      dialect: core.driver.dialect,
-      checkPoolOptions: core.driver.checkPoolOptions?.bind(core.driver),
-      monitor: core.monitor,
-      events: core.events,
-    }
+  constructor(deps: TopologyDeps) {
+    this.#deps = deps
   }
 
   /**
@@ -158,14 +155,12 @@ export class RouterTopology {
    * name after its first probe. Never throws: every error is a rejection.
    */
   addReplica(node: string | NodeConfig, shard: string | undefined): Promise<string> {
-    const core = this.#core
-    if (core.closed) return Promise.reject(new RouterClosedError())
-    const cluster = shard === undefined ? core.defaultCluster : core.byName.get(shard)
+    const deps = this.#deps
+    if (deps.lifecycle.closed) return Promise.reject(new RouterClosedError())
+    const cluster = shard === undefined ? deps.defaultCluster : deps.byName.get(shard)
     if (cluster === undefined) {
       return Promise.reject(
-        shard === undefined
-          ? new ShardKeyRequiredError()
-          : new UnknownShardError(shard, this.#router.shardNames),
+        shard === undefined ? new ShardKeyRequiredError() : new UnknownShardError(shard, deps.shardNames),
       )
     }
     try {
