@@ -1,8 +1,6 @@
-/**
- * The part of the driver contract that health checks use: a node's connection options, what a
- * probe reports, a kept-connection prober. Types only, importing nothing, so that `src/health/`
- * depends on it rather than on the router (`router/driver.ts` re-exports all of it).
- */
+// The part of the driver contract that health checks use: a node's connection options, what a
+// probe reports, a kept-connection prober. Types only, importing nothing, so that `src/health/`
+// depends on it rather than on the router (`router/driver.ts` re-exports all of it).
 
 /** The role a node is configured with, or reports in a probe. */
 export type NodeRole = 'primary' | 'replica'

@@ -89,7 +89,8 @@ export class Router<D extends AnyDriver = Driver> {
   readonly #topology: RouterTopology
   readonly #tokenAudit: TokenAudit
   readonly #tokens: TokenCodec
-  #closed = false
+  /** Whether `close()` was called: written by `close()` only, read by the modules (a plain field: `query` checks it). */
+  readonly #lifecycle: { closed: boolean } = { closed: false }
   #closing: Promise<void> | undefined
   #facade: unknown
 
@@ -110,12 +111,7 @@ export class Router<D extends AnyDriver = Driver> {
         : byName.get(defaultShard)
       : this.#clusters[0]
     this.#monitor = new HealthMonitor(this.#clusters, config, this.#events)
-    const router = this
-    const lifecycle = {
-      get closed() {
-        return router.#closed
-      },
-    }
+    const lifecycle = this.#lifecycle
     this.#core = {
       config,
       driver: config.driver,
@@ -126,7 +122,7 @@ export class Router<D extends AnyDriver = Driver> {
       byName,
       defaultCluster: this.#default,
       get closed() {
-        return router.#closed
+        return lifecycle.closed
       },
     }
     this.#reads = new ReadPath(this.#core)
@@ -416,7 +412,7 @@ export class Router<D extends AnyDriver = Driver> {
 
   /** Whether `close()` was called. */
   get closed(): boolean {
-    return this.#closed
+    return this.#lifecycle.closed
   }
 
   /**
@@ -425,7 +421,7 @@ export class Router<D extends AnyDriver = Driver> {
    */
   close(options: CloseOptions = {}): Promise<void> {
     if (this.#closing !== undefined) return this.#closing
-    this.#closed = true
+    this.#lifecycle.closed = true
     this.#monitor.stop()
     const timeoutMs = options.timeoutMs ?? 5000
     this.#closing = (async () => {
