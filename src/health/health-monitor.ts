@@ -1,10 +1,24 @@
-import type { Cluster } from '../router/cluster.js'
-import type { Driver, DriverProber, ProbeResult } from '../router/driver.js'
-import type { RouterEmitter } from '../router/events.js'
-import type { ResolvedConfig } from '../router/resolved-config.js'
-import type { RouterNode } from '../router/router-node.js'
+import type { DriverProber, ProbeResult } from '../driver/probe-contract.js'
 import { redactSecrets, redactUrl } from '../util/redact.js'
+import type {
+  HealthEvents,
+  HealthSettings,
+  MonitoredCluster,
+  MonitoredNode,
+  ProbeDriver,
+} from './monitored-node.js'
 import type { NodeState } from './node-health.js'
+
+/** What the health monitor is configured with (the router's resolved config satisfies it). */
+export interface MonitorConfig {
+  readonly healthCheck: HealthSettings
+  readonly driver: ProbeDriver
+  /** Values redacted from error messages (passwords). */
+  readonly secrets: readonly string[]
+}
+
+type Cluster = MonitoredCluster
+type RouterNode = MonitoredNode
 
 /** Probe failure raised when the hard deadline passes. */
 class ProbeTimeoutError extends Error {
@@ -37,9 +51,9 @@ const STALL_SHARE = 0.5
  */
 export class HealthMonitor {
   readonly #clusters: readonly Cluster[]
-  readonly #config: ResolvedConfig
-  readonly #driver: Driver
-  readonly #events: RouterEmitter
+  readonly #config: MonitorConfig
+  readonly #driver: ProbeDriver
+  readonly #events: HealthEvents
   readonly #probes = new Set<AbortController>()
   /** Called after every finished probe (and by `stop()`). */
   readonly #probeListeners = new Set<() => void>()
@@ -47,7 +61,7 @@ export class HealthMonitor {
   #closed = false
   #ready: Promise<void> | undefined
 
-  constructor(clusters: readonly Cluster[], config: ResolvedConfig, events: RouterEmitter) {
+  constructor(clusters: readonly Cluster[], config: MonitorConfig, events: HealthEvents) {
     this.#clusters = clusters
     this.#config = config
     this.#driver = config.driver
@@ -69,7 +83,7 @@ export class HealthMonitor {
 
   /** Makes a node's statement timeouts call {@link probeSoon} (nodes added later: at the next round). */
   #listenToTimeouts(cluster: Cluster, node: RouterNode): void {
-    node.timeoutListener ??= () => this.probeSoon(cluster, node)
+    if (node.timeoutListener === undefined) node.onStatementTimeout(() => this.probeSoon(cluster, node))
   }
 
   /**
@@ -137,7 +151,7 @@ export class HealthMonitor {
   /** Probes one node now and applies the outcome; resolves to whether the probe succeeded. Never rejects. */
   async probeNode(cluster: Cluster, node: RouterNode): Promise<boolean> {
     const hc = this.#config.healthCheck
-    node.probing = true
+    node.probeStarted()
     const started = Date.now()
     const ac = new AbortController()
     this.#probes.add(ac)
@@ -173,32 +187,25 @@ export class HealthMonitor {
       probe.catch(() => {}) // settled later by the deadline race; never unhandled
       const result = await Promise.race([probe, deadline])
       if (this.#closed) return false
-      node.lastProbeMs = Date.now() - started
-      node.probes++
-      node.hungProbes = 0
-      this.#applyProbe(cluster, node, result)
+      this.#applyProbe(cluster, node, result, Date.now() - started)
       ok = true
     } catch (err) {
       if (this.#closed) return false
       const ms = Date.now() - started
-      node.lastProbeMs = ms
-      node.probes++
-      const hung = err instanceof ProbeTimeoutError || ms >= hc.timeoutMs * HUNG_SHARE
-      node.hungProbes = hung ? node.hungProbes + 1 : 0
+      node.probeFailed(ms, err instanceof ProbeTimeoutError || ms >= hc.timeoutMs * HUNG_SHARE)
       this.recordFailure(cluster, node, err, 'probe')
       if (node.awaitingProbe && node.probes === 1) cluster.rebuild() // its first probe is done: fallback can be decided
     } finally {
       settled = true
       if (timer !== undefined) clearTimeout(timer)
       this.#probes.delete(ac)
-      node.probing = false
       // Backoff only for a down node whose probes hang: one that refuses at once costs nothing to
       // probe, and is back within one interval of accepting connections.
       const delay =
         node.state === 'down' && node.hungProbes > 0
           ? Math.min(hc.intervalMs * 2 ** Math.min(node.hungProbes - 1, 20), hc.maxBackoffMs)
           : hc.intervalMs
-      node.nextProbeAt = started + delay - hc.intervalMs / 2
+      node.probeEnded(started + delay - hc.intervalMs / 2)
       if (!this.#closed) this.#notifyProbed()
     }
     return ok
@@ -208,20 +215,19 @@ export class HealthMonitor {
   #proberOf(node: RouterNode): DriverProber | undefined {
     const maxAgeMs = this.#config.healthCheck.probeConnectionMaxAgeMs
     if (maxAgeMs === 0 || this.#driver.createProber === undefined) return undefined
-    node.prober ??= this.#driver.createProber(node.probeOptions(this.#config.healthCheck.timeoutMs), {
-      maxAgeMs,
-    })
-    return node.prober
+    return (
+      node.prober ??
+      node.keepProber(
+        this.#driver.createProber(node.probeOptions(this.#config.healthCheck.timeoutMs), { maxAgeMs }),
+      )
+    )
   }
 
   /** Records a failure (a failed probe, or a connection error of a real query). */
   recordFailure(cluster: Cluster, node: RouterNode, err: unknown, source: 'probe' | 'query'): void {
     if (this.#closed) return // work aborted by close() says nothing about the node
     const reason = this.redact(err)
-    node.lastError = reason
-    node.lastFailure = err
-    if (node.state === 'down') return
-    const next = node.health.failure()
+    const next = node.recordFailure(reason, err)
     if (next !== undefined) this.#transition(cluster, node, next, reason, source)
   }
 
@@ -231,33 +237,28 @@ export class HealthMonitor {
     return redactUrl(redactSecrets(msg, this.#config.secrets))
   }
 
-  #applyProbe(cluster: Cluster, node: RouterNode, result: ProbeResult): void {
+  /** Applies a successful probe (taking `ms`): role discovery, trust, positions and lag, then health. */
+  #applyProbe(cluster: Cluster, node: RouterNode, result: ProbeResult, ms: number): void {
     const now = Date.now()
-    node.reportedRole = result.role
-    node.seenHealthy = true
+    const first = node.probeSucceeded(result, ms) // usable from its first good probe on
     let changed = cluster.reconcileRoles()
-    if (node.awaitingProbe) {
-      node.awaitingProbe = false // usable from its first good probe on
-      changed = true
-    }
+    if (first) changed = true
     // Role check: a node that reports another role than the one it is used in is not trusted.
     const trusted = result.role === node.role
-    if (trusted !== node.trusted) {
-      node.trusted = trusted
+    if (node.setTrusted(trusted)) {
       changed = true
       const base = { cluster: cluster.name, node: node.name, role: node.role }
       if (trusted) this.#events.emit('node:role-ok', base)
       else this.#events.emit('node:role-mismatch', { ...base, actual: result.role })
     }
     // Positions and lag.
-    node.position = result.position
     if (node.role === 'primary') {
       if (trusted && result.position !== undefined) cluster.lag.recordPrimary(now, result.position)
     } else {
       changed = this.#applyLag(cluster, node, result, now) || changed
     }
     const prev = node.state
-    const next = node.health.success()
+    const next = node.recordSuccess()
     if (next !== undefined) this.#transition(cluster, node, next, '', 'probe', prev)
     else if (changed) cluster.rebuild()
   }
@@ -268,13 +269,9 @@ export class HealthMonitor {
     let lag: number | undefined
     if (result.position !== undefined) lag = cluster.lag.lagOf(result.position, now)
     if (lag === undefined) lag = result.reportedLagMs
-    node.lagMs = lag
-    node.replicating = result.replicating !== false
-    const lagging = !node.replicating || (max > 0 && lag !== undefined && lag > max)
-    if (lagging === node.lagging) return false
-    node.lagging = lagging
+    if (!node.recordLag(lag, result.replicating !== false, max)) return false
     const base = { cluster: cluster.name, node: node.name, role: node.role }
-    if (lagging) this.#events.emit('node:lagging', { ...base, lagMs: lag, maxLagMs: max })
+    if (node.lagging) this.#events.emit('node:lagging', { ...base, lagMs: lag, maxLagMs: max })
     else this.#events.emit('node:caught-up', { ...base, lagMs: lag })
     return true
   }

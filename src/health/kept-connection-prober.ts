@@ -1,4 +1,4 @@
-import type { DriverProber, ProbeResult } from '../router/driver.js'
+import type { DriverProber, ProbeResult } from '../driver/probe-contract.js'
 
 /** What a driver supplies to {@link KeptConnectionProber}: how to open, use and close one probe connection. */
 export interface ProbeConnectionOps<C> {

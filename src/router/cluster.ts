@@ -75,7 +75,7 @@ export class Cluster {
     this.nodes = Object.freeze(this.primary === undefined ? replicas : [this.primary, ...replicas])
     // With health checks, no node is trusted before a probe of it succeeds: replicas get no reads
     // until then; the primary still takes writes (see `runOnPrimary` for its connect failures).
-    if (health.enabled) for (const n of this.nodes) n.awaitingProbe = true
+    if (health.enabled) for (const n of this.nodes) n.awaitProbe()
     this.balancer = config.balancer()
     this.#driver = driver
     this.lag = new LagTracker((a, b) => driver.positionReached(a, b))
@@ -125,7 +125,7 @@ export class Cluster {
   rebuild(): void {
     // A balancer that observes hears of every statement its picks (the replicas) serve.
     const observer = this.balancer.observe !== undefined ? this.balancer : undefined
-    for (const n of this.nodes) n.observer = n === this.primary ? undefined : observer
+    for (const n of this.nodes) n.setObserver(n === this.primary ? undefined : observer)
     const next: RouterNode[] = []
     for (const r of this.replicas) if (this.unusableReason(r) === undefined) next.push(r)
     const prev = this.candidates
@@ -169,10 +169,7 @@ export class Cluster {
     }
     if (next === undefined) return false
     this.primary = next
-    for (const n of this.nodes) {
-      n.role = n === next ? 'primary' : 'replica'
-      n.trusted = n.reportedRole === undefined || n.reportedRole === n.role
-    }
+    for (const n of this.nodes) n.assignRole(n === next ? 'primary' : 'replica')
     this.replicas = Object.freeze(this.nodes.filter((n) => n !== next))
     this.lag.clear()
     this.primaryPosition.clear()
@@ -184,8 +181,8 @@ export class Cluster {
   /** Adds a replica at runtime (already validated); it is used once probes find it healthy. */
   addReplica(config: ResolvedNode): RouterNode {
     const node = this.#make(config)
-    node.awaitingProbe = true
-    if (this.discovery) node.role = 'replica'
+    node.awaitProbe()
+    if (this.discovery) node.assignRole('replica')
     this.replicas = Object.freeze([...this.replicas, node])
     this.nodes = Object.freeze([...this.nodes, node])
     this.rebuild()

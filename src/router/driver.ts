@@ -1,3 +1,4 @@
+import type { DriverNodeOptions, DriverProber, NodeRole, ProbeResult } from '../driver/probe-contract.js'
 import type { FacadeHost } from './facade-host.js'
 import type { Statement } from './statement.js'
 
@@ -10,8 +11,7 @@ import type { Statement } from './statement.js'
 /** The SQL dialect family a driver speaks. */
 export type Dialect = 'postgres' | 'mysql'
 
-/** The role a node is configured with, or reports in a probe. */
-export type NodeRole = 'primary' | 'replica'
+export type { DriverNodeOptions, DriverProber, NodeRole, ProbeResult }
 
 /** How an error thrown by the database client should be treated by the router. */
 export type ErrorClass =
@@ -28,52 +28,6 @@ export type ErrorClass =
   | 'read-only'
   /** Anything else (syntax, constraint, permission, an exhausted pool...): the node is fine; never retried. */
   | 'statement'
-
-/** What the driver needs to open connections to one node. */
-export interface DriverNodeOptions {
-  /** Node name, unique within the router. */
-  readonly name: string
-  /** Connection URL (contains credentials: never print it unredacted). */
-  readonly url: string
-  /** Extra client/pool options passed through to the driver's pool (e.g. `max` for `pg`). */
-  readonly pool: Readonly<Record<string, unknown>>
-  /** Hard deadline for opening one connection, in ms. */
-  readonly connectTimeoutMs: number
-  /**
-   * The node's `queryTimeoutMs` (`0` = none). Informative: the core times statements itself and
-   * calls `Driver.cancel`; a driver should not set a client-side timeout of its own from it.
-   */
-  readonly queryTimeoutMs: number
-  /**
-   * When true, every connection of this pool runs its transactions read-only
-   * (PostgreSQL `default_transaction_read_only`, MySQL `SET SESSION TRANSACTION READ ONLY`).
-   * Used for `readOnly` scopes that fall back to the primary.
-   */
-  readonly readOnly: boolean
-}
-
-/** Result of one health probe of one node. */
-export interface ProbeResult {
-  /** The role the server reports (`pg_is_in_recovery()`, `@@read_only`). */
-  readonly role: NodeRole
-  /**
-   * Replication position: on a primary its current write position (WAL LSN / GTID set), on a
-   * replica its replay (applied) position. Opaque to the core; compared with `Driver.positionReached`.
-   */
-  readonly position?: string
-  /** For a replica: whether replication is running (receiver / IO+SQL threads). */
-  readonly replicating?: boolean
-  /** For a replica: the server's own lag estimate in ms, when it has one (MySQL `Seconds_Behind_Master`). */
-  readonly reportedLagMs?: number
-}
-
-/** A node's prober that may keep a connection between probes (see `Driver.createProber`). */
-export interface DriverProber {
-  /** Probes the node once; gives up, closing its connection, when `signal` aborts. */
-  probe(signal: AbortSignal): Promise<ProbeResult>
-  /** Closes the kept connection, if any. Idempotent. */
-  close(): void
-}
 
 /** A connection pool for one node, as the core sees it. */
 export interface DriverPool<Conn = unknown> {

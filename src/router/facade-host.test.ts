@@ -4,7 +4,7 @@ import { ReadOnlyViolationError } from '../errors/read-only-violation-error.js'
 import { RouterClosedError } from '../errors/router-closed-error.js'
 import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
 import type { FacadeHost } from './facade-host.js'
-import { type FakeConn, type FakeDriverKit, FakeConnectError, fakeDriver } from './fake-driver.test-kit.js'
+import { type FakeConn, FakeConnectError, type FakeDriverKit, fakeDriver } from './fake-driver.test-kit.js'
 import type { RouterOptions } from './options.js'
 import { createRouter, type Router } from './router.js'
 

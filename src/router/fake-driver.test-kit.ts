@@ -11,8 +11,9 @@
  * until the connection is destroyed, as a real socket's query fails when it is closed).
  * Positions are `0/N` strings compared by `N`; a node's probe reports `kit.positions[node]`.
  */
-import type { FacadeHost } from './facade-host.js'
+
 import type { Driver, DriverPool, ErrorClass, ProbeResult, QueryResult } from './driver.js'
+import type { FacadeHost } from './facade-host.js'
 import type { Statement } from './statement.js'
 
 /** How a fake node behaves. */

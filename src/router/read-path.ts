@@ -217,8 +217,7 @@ export class ReadPath {
         return undefined
       }
       if (replay === undefined || !this.#driver.positionReached(replay, token)) return undefined
-      if (node.position === undefined || this.#driver.positionReached(replay, node.position))
-        node.position = replay
+      node.replayed(replay)
       const started = performance.now()
       const result = await node.execute(conn, sql, params)
       node.observe(performance.now() - started)

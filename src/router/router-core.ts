@@ -83,7 +83,7 @@ export function statementFailed(
 ): unknown {
   const cls = classifyError(core.driver, err)
   if (cls === 'read-only' && read) return readOnlyError(node.name, err)
-  node.errors++
+  node.recordError()
   if (isNodeFailure(cls)) core.monitor.recordFailure(cluster, node, err, 'query')
   return withCallerStack(err)
 }
@@ -119,7 +119,7 @@ export async function acquireConnection(
 ): Promise<unknown> {
   try {
     const conn = await node.acquire(readOnlyPool)
-    node.seenHealthy = true
+    node.connected()
     return conn
   } catch (err) {
     const failed = statementFailed(core, cluster, node, err, read)

@@ -4,15 +4,15 @@ import { QueryTimeoutError } from '../errors/query-timeout-error.js'
 import { RouterClosedError } from '../errors/router-closed-error.js'
 import { WriteOutcomeUnknownError } from '../errors/write-outcome-unknown-error.js'
 import {
-  type FakeDriverKit,
   FakeConnectError,
+  type FakeDriverKit,
   FakeTimeoutError,
   fakeDriver,
   HANG,
 } from './fake-driver.test-kit.js'
 import type { RouterOptions } from './options.js'
-import type { QueryObservation } from './router-node.js'
 import { createRouter, type Router } from './router.js'
+import type { QueryObservation } from './router-node.js'
 
 const PRIMARY = 'postgres://app:s3cr3t@db1/app'
 const R1 = 'postgres://db2/app'

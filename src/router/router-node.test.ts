@@ -2,9 +2,11 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Balancer, NodeView } from '../balancer/balancer.js'
 import { QueryTimeoutError } from '../errors/query-timeout-error.js'
 import type { Driver } from './driver.js'
+import { resolveConfig } from './config.js'
 import { RouterEmitter } from './events.js'
 import { FakeConnectError, fakeDriver } from './fake-driver.test-kit.js'
 import { createRouter } from './router.js'
+import { RouterNode } from './router-node.js'
 import { startedInScope } from './scope.js'
 import { mustClose, runsOneStatement, textOf, withCallerStack } from './statement.js'
 
@@ -176,5 +178,105 @@ describe('RouterEmitter', () => {
     expect(events.has('retry')).toBe(false)
     events.clear()
     expect(events.has('error')).toBe(false)
+  })
+})
+
+describe('RouterNode state changes (intent methods)', () => {
+  function makeNode(failureThreshold = 2) {
+    const kit = fakeDriver()
+    const config = resolveConfig({
+      driver: kit.driver,
+      primary: { name: 'p', url: 'postgres://db1/app' },
+      replicas: [{ name: 'r1', url: 'postgres://db2/app', weight: 3 }],
+      healthCheck: { failureThreshold },
+    })
+    const resolved = config.clusters[0]?.replicas[0]
+    if (resolved === undefined) throw new Error('no replica')
+    return new RouterNode(kit.driver, resolved, 'default', config.healthCheck, () => {})
+  }
+
+  it('failures walk up → suspect → down; failures while down only update the last error; a success brings it back', () => {
+    const node = makeNode()
+    expect(node.recordFailure('boom 1', 'e1')).toBe('suspect')
+    expect(node.recordFailure('boom 2', 'e2')).toBe('down')
+    expect(node.available).toBe(false)
+    expect(node.recordFailure('boom 3', 'e3')).toBeUndefined()
+    expect(node).toMatchObject({ state: 'down', lastError: 'boom 3', lastFailure: 'e3' })
+    expect(node.recordSuccess()).toBe('up')
+    expect(node.available).toBe(true)
+  })
+
+  it('probe outcomes: first good probe clears awaitingProbe once; hung failures count up and reset', () => {
+    const node = makeNode()
+    node.awaitProbe()
+    node.probeStarted()
+    expect(node.probing).toBe(true)
+    node.probeFailed(900, true)
+    node.probeFailed(950, true)
+    expect(node).toMatchObject({ probes: 2, hungProbes: 2, lastProbeMs: 950, awaitingProbe: true })
+    node.probeFailed(3, false)
+    expect(node.hungProbes).toBe(0)
+    expect(node.probeSucceeded({ role: 'replica', position: '0/5' }, 4)).toBe(true)
+    expect(node.probeSucceeded({ role: 'replica', position: '0/6' }, 4)).toBe(false)
+    expect(node).toMatchObject({ reportedRole: 'replica', position: '0/6', seenHealthy: true, probes: 5 })
+    node.probeEnded(12345)
+    expect(node).toMatchObject({ probing: false, nextProbeAt: 12345 })
+  })
+
+  it('trust, role and lag changes report whether they changed anything', () => {
+    const node = makeNode()
+    expect(node.setTrusted(true)).toBe(false)
+    expect(node.setTrusted(false)).toBe(true)
+    node.probeSucceeded({ role: 'primary' }, 1)
+    node.assignRole('primary') // discovery: it reported primary, so it is trusted in that role
+    expect(node).toMatchObject({ role: 'primary', trusted: true })
+    node.assignRole('replica')
+    expect(node.trusted).toBe(false)
+    expect(node.recordLag(50, true, 100)).toBe(false)
+    expect(node.recordLag(150, true, 100)).toBe(true)
+    expect(node).toMatchObject({ lagMs: 150, lagging: true })
+    expect(node.recordLag(150, true, 0)).toBe(true) // no limit
+    expect(node.recordLag(undefined, false, 0)).toBe(true) // not replicating
+    expect(node).toMatchObject({ lagging: true, replicating: false })
+  })
+
+  it('replayed keeps the furthest position; weight, errors and the timeout listener', () => {
+    const node = makeNode()
+    node.replayed('0/3')
+    node.replayed('0/2')
+    expect(node.position).toBe('0/3')
+    node.replayed('0/9')
+    expect(node.position).toBe('0/9')
+    expect(node.weight).toBe(3)
+    node.setWeight(0)
+    expect(node.weight).toBe(0)
+    node.recordError()
+    expect(node.errors).toBe(1)
+    const first = () => {}
+    node.onStatementTimeout(first)
+    node.onStatementTimeout(() => {})
+    expect(node.timeoutListener).toBe(first)
+  })
+
+  it('drain marks it drained once and closes its pools once, however often it is called', async () => {
+    const node = makeNode()
+    let marked = 0
+    const done: number[] = []
+    const a = node.drain(
+      1000,
+      () => marked++,
+      (n) => done.push(n),
+    )
+    const b = node.drain(
+      1000,
+      () => marked++,
+      (n) => done.push(n),
+    )
+    expect(a).toBe(b)
+    expect(node.drained).toBe(true)
+    await a
+    expect(marked).toBe(1)
+    expect(done).toEqual([0])
+    expect(node.draining).toBe(a)
   })
 })

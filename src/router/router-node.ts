@@ -3,6 +3,7 @@ import type { Balancer, NodeView } from '../balancer/balancer.js'
 import { NodeAbortError } from '../errors/node-abort-error.js'
 import { QueryTimeoutError } from '../errors/query-timeout-error.js'
 import { WriteOutcomeUnknownError } from '../errors/write-outcome-unknown-error.js'
+import type { MonitoredNode } from '../health/monitored-node.js'
 import { NodeHealth, type NodeState } from '../health/node-health.js'
 import { redactUrlValue } from '../util/redact.js'
 import type {
@@ -12,6 +13,7 @@ import type {
   DriverProber,
   ErrorClass,
   NodeRole,
+  ProbeResult,
   QueryResult,
 } from './driver.js'
 import type { ResolvedHealthCheck, ResolvedNode } from './resolved-config.js'
@@ -52,57 +54,42 @@ function jobTimedOut<Conn>(node: RouterNode<Conn>, job: RunJob<Conn>): void {
  * read-only one), its health state machine, and its live counters. It tracks every checked-out
  * connection so that marking the node down can abort all work on it at once.
  */
-export class RouterNode<Conn = unknown> implements NodeView {
+export class RouterNode<Conn = unknown> implements NodeView, MonitoredNode {
   readonly name: string
-  /** The role the router uses the node in: configured, or assigned by discovery. */
-  role: NodeRole
-  /** The role the node reported in its last probe. */
-  reportedRole: NodeRole | undefined = undefined
   readonly cluster: string
   readonly options: ResolvedNode
-  readonly health: NodeHealth
   readonly redactedUrl: string
-  weight: number
-  inFlight = 0
-  latencyMs = 0
-  /** False while the node reports a role other than its configured one. */
-  trusted = true
-  /** Replication lag in ms (replicas), undefined until measured. */
-  lagMs: number | undefined = undefined
-  /** Last replication position reported by a probe. */
-  position: string | undefined = undefined
-  /** False when the node reported its replication stopped. */
-  replicating = true
-  /**
-   * No probe of it has succeeded yet, while one is needed before use: every node of a router with
-   * health checks, and a replica added at runtime. Such a replica is no candidate for reads.
-   */
-  awaitingProbe = false
-  /** A probe of it succeeded, or a connection to it was opened, at least once. */
-  seenHealthy = false
-  /** Drained (or being removed): takes no new queries; its pools close once in-flight work is done. */
-  drained = false
-  /** The drain in progress or done, so draining twice closes the pools once. */
-  draining: Promise<void> | undefined = undefined
-  /** Whether the lag policy currently excludes this replica. */
-  lagging = false
-  /** Time of the next due probe (ms since epoch); backoff moves it out for down nodes whose probes hang. */
-  nextProbeAt = 0
-  /** Consecutive probes that hung (hit the deadline, or failed only after most of it): drives the backoff. */
-  hungProbes = 0
-  /** Probes finished so far (succeeded or failed). */
-  probes = 0
-  probing = false
-  lastProbeMs: number | undefined = undefined
-  /** The prober keeping this node's probe connection (made by the health monitor on first use). */
-  prober: DriverProber | undefined = undefined
-  lastError: string | undefined = undefined
-  /** The error behind `lastError`, as raised (kept as the `cause` of errors about this node). */
-  lastFailure: unknown = undefined
-  queries = 0
-  errors = 0
-  /** Told when a statement passes `queryTimeoutMs` (set by the health monitor: it probes the node soon). */
-  timeoutListener: (() => void) | undefined = undefined
+  // State. Every field is private: it changes only through the intent methods below (the health
+  // monitor's probe outcomes, passive health, topology changes, role discovery), so each
+  // transition has one author; others read it through getters.
+  readonly #health: NodeHealth
+  #role: NodeRole
+  #reportedRole: NodeRole | undefined = undefined
+  #weight: number
+  #inFlight = 0
+  #latencyMs = 0
+  #trusted = true
+  #lagMs: number | undefined = undefined
+  #position: string | undefined = undefined
+  #replicating = true
+  #awaitingProbe = false
+  #seenHealthy = false
+  #drained = false
+  #draining: Promise<void> | undefined = undefined
+  #lagging = false
+  #nextProbeAt = 0
+  #hungProbes = 0
+  #probes = 0
+  #probing = false
+  #lastProbeMs: number | undefined = undefined
+  #prober: DriverProber | undefined = undefined
+  #lastError: string | undefined = undefined
+  #lastFailure: unknown = undefined
+  #queries = 0
+  #errors = 0
+  #timeoutListener: (() => void) | undefined = undefined
+  /** The cluster's balancer when it has `observe` and this node is a replica (set by `Cluster.rebuild`). */
+  #observer: Balancer | undefined = undefined
   readonly #driver: Driver<Conn>
   /** Connections a timed-out statement left unfit for reuse: `release` closes them. */
   readonly #tainted = new Set<Conn>()
@@ -112,8 +99,6 @@ export class RouterNode<Conn = unknown> implements NodeView {
   readonly #pending = new Set<PendingAcquire>()
   /** Statements of `run` in progress: checking out, or running. */
   readonly #jobs = new JobList<Conn>()
-  /** The cluster's balancer when it has `observe` and this node is a replica (set by `Cluster.rebuild`). */
-  observer: Balancer | undefined = undefined
   /** Statements started, for sampling which are timed. */
   #sampled = 0
   #ended = false
@@ -136,11 +121,11 @@ export class RouterNode<Conn = unknown> implements NodeView {
     this.#driver = driver
     this.options = options
     this.name = options.name
-    this.role = options.role
+    this.#role = options.role
     this.cluster = cluster
-    this.weight = options.weight
+    this.#weight = options.weight
     this.redactedUrl = redactUrlValue(options.url)
-    this.health = new NodeHealth(health.failureThreshold, health.successThreshold)
+    this.#health = new NodeHealth(health.failureThreshold, health.successThreshold)
     this.#pool = driver.createPool(this.#poolOptions(false), onError)
   }
 
@@ -151,19 +136,310 @@ export class RouterNode<Conn = unknown> implements NodeView {
 
   /** The node's health state. */
   get state(): NodeState {
-    return this.health.state
+    return this.#health.state
   }
 
   /** Whether this node can take queries now (not down and trusted). */
   get available(): boolean {
-    return this.health.state !== 'down' && this.trusted
+    return this.#health.state !== 'down' && this.#trusted
   }
+
+  /** The role the router uses the node in: configured, or assigned by discovery. */
+  get role(): NodeRole {
+    return this.#role
+  }
+
+  /** The role the node reported in its last probe. */
+  get reportedRole(): NodeRole | undefined {
+    return this.#reportedRole
+  }
+
+  /** Its weight for the balancers (configured, or set by `setWeight`). */
+  get weight(): number {
+    return this.#weight
+  }
+
+  /** Statements running and connections checked out now (including checkouts in progress). */
+  get inFlight(): number {
+    return this.#inFlight
+  }
+
+  /** Smoothed latency of its statements, in ms (0 until measured). */
+  get latencyMs(): number {
+    return this.#latencyMs
+  }
+
+  /** False while the node reports a role other than its configured one. */
+  get trusted(): boolean {
+    return this.#trusted
+  }
+
+  /** Replication lag in ms (replicas), undefined until measured. */
+  get lagMs(): number | undefined {
+    return this.#lagMs
+  }
+
+  /** Last replication position known: reported by a probe, or checked on a connection. */
+  get position(): string | undefined {
+    return this.#position
+  }
+
+  /** False when the node reported its replication stopped. */
+  get replicating(): boolean {
+    return this.#replicating
+  }
+
+  /**
+   * No probe of it has succeeded yet, while one is needed before use: every node of a router with
+   * health checks, and a replica added at runtime. Such a replica is no candidate for reads.
+   */
+  get awaitingProbe(): boolean {
+    return this.#awaitingProbe
+  }
+
+  /** A probe of it succeeded, or a connection to it was opened, at least once. */
+  get seenHealthy(): boolean {
+    return this.#seenHealthy
+  }
+
+  /** Drained (or being removed): takes no new queries; its pools close once in-flight work is done. */
+  get drained(): boolean {
+    return this.#drained
+  }
+
+  /** The drain in progress or done (see {@link drain}). */
+  get draining(): Promise<void> | undefined {
+    return this.#draining
+  }
+
+  /** Whether the lag policy currently excludes this replica. */
+  get lagging(): boolean {
+    return this.#lagging
+  }
+
+  /** Time of the next due probe (ms since epoch); backoff moves it out for down nodes whose probes hang. */
+  get nextProbeAt(): number {
+    return this.#nextProbeAt
+  }
+
+  /** Consecutive probes that hung (hit the deadline, or failed only after most of it): drives the backoff. */
+  get hungProbes(): number {
+    return this.#hungProbes
+  }
+
+  /** Probes finished so far (succeeded or failed). */
+  get probes(): number {
+    return this.#probes
+  }
+
+  /** Whether a probe of it is running. */
+  get probing(): boolean {
+    return this.#probing
+  }
+
+  /** Duration of the last finished probe, in ms. */
+  get lastProbeMs(): number | undefined {
+    return this.#lastProbeMs
+  }
+
+  /** The prober keeping this node's probe connection (made by the health monitor on first use). */
+  get prober(): DriverProber | undefined {
+    return this.#prober
+  }
+
+  /** The last failure's message (redacted). */
+  get lastError(): string | undefined {
+    return this.#lastError
+  }
+
+  /** The error behind `lastError`, as raised (kept as the `cause` of errors about this node). */
+  get lastFailure(): unknown {
+    return this.#lastFailure
+  }
+
+  /** Statements served successfully. */
+  get queries(): number {
+    return this.#queries
+  }
+
+  /** Statements and checkouts that failed on this node (any error). */
+  get errors(): number {
+    return this.#errors
+  }
+
+  /** Told when a statement passes `queryTimeoutMs` (see {@link onStatementTimeout}). */
+  get timeoutListener(): (() => void) | undefined {
+    return this.#timeoutListener
+  }
+
+  /** The balancer told of every statement this node serves (see {@link setObserver}). */
+  get observer(): Balancer | undefined {
+    return this.#observer
+  }
+
+  // ---- state changes: health (the health monitor) --------------------------------------------
+
+  /** A probe of this node started. */
+  probeStarted(): void {
+    this.#probing = true
+  }
+
+  /**
+   * A probe answered after `ms`: records what the node reported (role, position) and that it was
+   * reached; a node awaiting its first good probe becomes usable. Returns whether it was awaiting
+   * one. The health state itself changes with {@link recordSuccess}, once the caller has applied
+   * roles, trust and lag.
+   */
+  probeSucceeded(result: ProbeResult, ms: number): boolean {
+    this.#lastProbeMs = ms
+    this.#probes++
+    this.#hungProbes = 0
+    this.#reportedRole = result.role
+    this.#seenHealthy = true
+    this.#position = result.position
+    const was = this.#awaitingProbe
+    this.#awaitingProbe = false
+    return was
+  }
+
+  /** A probe failed after `ms`; `hung`: it hit the deadline or most of it (drives the backoff). */
+  probeFailed(ms: number, hung: boolean): void {
+    this.#lastProbeMs = ms
+    this.#probes++
+    this.#hungProbes = hung ? this.#hungProbes + 1 : 0
+  }
+
+  /** The probe ended (either way): the next one is due at `at` (ms since epoch). */
+  probeEnded(at: number): void {
+    this.#probing = false
+    this.#nextProbeAt = at
+  }
+
+  /** Keeps `prober` as this node's prober (its probe connection); returns it. */
+  keepProber(prober: DriverProber): DriverProber {
+    this.#prober = prober
+    return prober
+  }
+
+  /** Closes the kept probe connection, if any. */
+  closeProber(): void {
+    const prober = this.#prober
+    this.#prober = undefined
+    prober?.close()
+  }
+
+  /** Sets whether the node is trusted (its reported role matches its role); returns whether that changed. */
+  setTrusted(trusted: boolean): boolean {
+    if (trusted === this.#trusted) return false
+    this.#trusted = trusted
+    return true
+  }
+
+  /**
+   * Records a replica's lag (`undefined`: unknown) and whether it replicates; it is excluded
+   * (`lagging`) when it does not replicate or lags more than `maxLagMs` (`0`: no limit). Returns
+   * whether the exclusion changed.
+   */
+  recordLag(lagMs: number | undefined, replicating: boolean, maxLagMs: number): boolean {
+    this.#lagMs = lagMs
+    this.#replicating = replicating
+    const lagging = !replicating || (maxLagMs > 0 && lagMs !== undefined && lagMs > maxLagMs)
+    if (lagging === this.#lagging) return false
+    this.#lagging = lagging
+    return true
+  }
+
+  /** A success (probe) for the health state machine; returns the new state if it changed. */
+  recordSuccess(): NodeState | undefined {
+    return this.#health.success()
+  }
+
+  /**
+   * A failure (a failed probe, or a connection error of a real query), its message redacted as
+   * `reason`: kept as `lastError` / `lastFailure`, and counted by the health state machine unless
+   * the node is down already. Returns the new state if it changed.
+   */
+  recordFailure(reason: string, err: unknown): NodeState | undefined {
+    this.#lastError = reason
+    this.#lastFailure = err
+    if (this.#health.state === 'down') return undefined
+    return this.#health.failure()
+  }
+
+  /** Makes `listener` hear of every statement that passes `queryTimeoutMs`, unless one listens already. */
+  onStatementTimeout(listener: () => void): void {
+    this.#timeoutListener ??= listener
+  }
+
+  // ---- state changes: the cluster and the router ---------------------------------------------
+
+  /** No reads until a probe of it succeeds (health checks on, or added at runtime). */
+  awaitProbe(): void {
+    this.#awaitingProbe = true
+  }
+
+  /** Uses the node in `role` (role discovery); it is trusted unless it reported another role. */
+  assignRole(role: NodeRole): void {
+    this.#role = role
+    this.#trusted = this.#reportedRole === undefined || this.#reportedRole === role
+  }
+
+  /** Sets its weight for the balancers (already validated). */
+  setWeight(weight: number): void {
+    this.#weight = weight
+  }
+
+  /** Sets the balancer told of every statement this node serves (`undefined`: none). */
+  setObserver(observer: Balancer | undefined): void {
+    this.#observer = observer
+  }
+
+  /** A connection to the node was opened: it has been reached. */
+  connected(): void {
+    this.#seenHealthy = true
+  }
+
+  /** A statement or checkout failed on this node (counted in `errors`). */
+  recordError(): void {
+    this.#errors++
+  }
+
+  /**
+   * A connection saw the node replay up to `position`: kept when it is ahead of the known one
+   * (read-your-writes checks it against sessions' positions).
+   */
+  replayed(position: string): void {
+    if (this.#position === undefined || this.#driver.positionReached(position, this.#position))
+      this.#position = position
+  }
+
+  /**
+   * Drains the node: takes no new queries from now on (`marked` is called then, to rebuild the
+   * candidate list), in-flight work may finish up to `timeoutMs`, then the rest is aborted and the
+   * pools close; `done` gets the number of aborted pieces of work. Exactly once: later calls
+   * return the same promise.
+   */
+  drain(timeoutMs: number, marked: () => void, done: (aborted: number) => void): Promise<void> {
+    if (this.#draining !== undefined) return this.#draining
+    this.#drained = true
+    marked()
+    this.#draining = (async () => {
+      const deadline = Date.now() + timeoutMs
+      while (this.#inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
+      const aborted = this.abortAll()
+      await this.end()
+      done(aborted)
+    })()
+    return this.#draining
+  }
+
+  // ---- work ----------------------------------------------------------------------------------
 
   /** Checks out a connection; `readOnly` uses the node's read-only pool (made on first use). */
   acquire(readOnly = false): Promise<Conn> {
     if (this.#ended) return Promise.reject(new NodeAbortError(this.name))
     const pool = readOnly ? this.#roPool() : this.#pool
-    this.inFlight++
+    this.#inFlight++
     return new Promise<Conn>((resolve, reject) => {
       const pending: PendingAcquire = { settled: false, reject }
       this.#pending.add(pending)
@@ -182,7 +458,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
           this.#pending.delete(pending)
           if (pending.settled) return
           pending.settled = true
-          this.inFlight--
+          this.#inFlight--
           reject(err)
         },
       )
@@ -198,7 +474,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
     const pool = this.#busy.get(conn)
     if (pool === undefined) return
     this.#busy.delete(conn)
-    this.inFlight--
+    this.#inFlight--
     pool.release(conn, destroy)
   }
 
@@ -221,7 +497,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
     const pool = readOnly ? this.#roPool() : this.#pool
     const promise = new Promise<QueryResult>(captureSettlers)
     const job = new RunJob<Conn>(this, pool, stmt as Statement, params, settlers, write)
-    this.inFlight++
+    this.#inFlight++
     this.#jobs.link(job)
     if (pool.acquireCallback !== undefined) pool.acquireCallback(job.callback)
     else pool.acquire().then((c) => job.callback(undefined, c), job.callback)
@@ -234,7 +510,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
       this.#jobs.unlink(job)
       if (job.settled) return // aborted while connecting
       job.settled = true
-      this.inFlight--
+      this.#inFlight--
       job.reject(err ?? new Error('the driver returned no connection'))
       return
     }
@@ -254,7 +530,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
       job.timer.unref()
     } else {
       job.started =
-        this.listeners.length > 0 || this.observer !== undefined || (this.#sampled++ & 7) === 0
+        this.listeners.length > 0 || this.#observer !== undefined || (this.#sampled++ & 7) === 0
           ? performance.now()
           : -1
     }
@@ -303,7 +579,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
   #settle(job: RunJob<Conn>, err: unknown, res: QueryResult | undefined, destroy: boolean | undefined): void {
     const conn = job.conn as Conn
     this.#jobs.unlink(job)
-    this.inFlight--
+    this.#inFlight--
     job.settled = true
     const ms = job.started < 0 ? -1 : performance.now() - job.started
     if (err == null) {
@@ -410,11 +686,11 @@ export class RouterNode<Conn = unknown> implements NodeView {
    */
   observe(ms: number, ok = true): void {
     if (ok) {
-      this.queries++
-      if (ms >= 0) this.latencyMs = this.latencyMs === 0 ? ms : this.latencyMs * 0.9 + ms * 0.1
+      this.#queries++
+      if (ms >= 0) this.#latencyMs = this.#latencyMs === 0 ? ms : this.#latencyMs * 0.9 + ms * 0.1
     }
     if (ms < 0) return
-    const observer = this.observer
+    const observer = this.#observer
     if (observer !== undefined) {
       try {
         observer.observe?.(this, ms, ok)
@@ -427,7 +703,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
     const o: QueryObservation = {
       cluster: this.cluster,
       node: this.name,
-      role: this.role,
+      role: this.#role,
       durationMs: ms,
       ok,
     }
@@ -446,7 +722,7 @@ export class RouterNode<Conn = unknown> implements NodeView {
     for (const p of this.#pending) {
       if (p.settled) continue
       p.settled = true
-      this.inFlight--
+      this.#inFlight--
       p.reject(new NodeAbortError(this.name))
       n++
     }
@@ -463,20 +739,13 @@ export class RouterNode<Conn = unknown> implements NodeView {
       } else if (!job.settled) {
         job.settled = true
         this.#jobs.unlink(job)
-        this.inFlight--
+        this.#inFlight--
         job.reject(new NodeAbortError(this.name))
         n++
       }
       job = next
     }
     return n
-  }
-
-  /** Closes the kept probe connection, if any. */
-  closeProber(): void {
-    const prober = this.prober
-    this.prober = undefined
-    prober?.close()
   }
 
   /** Pool occupancy of this node (both pools). */

@@ -2,13 +2,12 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { Session } from '../consistency/session.js'
 import { TokenAudit } from '../consistency/token-audit.js'
 import { TokenCodec } from '../consistency/token-codec.js'
-import { RouterClosedError } from '../errors/router-closed-error.js'
-import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
 import { HealthMonitor } from '../health/health-monitor.js'
 import type { ShardKey } from '../sharding/shard-resolver.js'
 import { awaitReady, type ReadyOptions } from './await-ready.js'
 import { Cluster } from './cluster.js'
 import { resolveConfig } from './config.js'
+import { Dispatch } from './dispatch.js'
 import type { AnyDriver, Driver, DriverExtrasOf, DriverPoolOf, DriverSqlOf, QueryResult } from './driver.js'
 import { RouterEmitter, type RouterEventListener, type RouterEventName } from './events.js'
 import { routerFacadeHost } from './facade-host.js'
@@ -17,7 +16,7 @@ import { ReadPath } from './read-path.js'
 import type { ResolvedConfig } from './resolved-config.js'
 import type { RouterCore } from './router-core.js'
 import type { QueryListener } from './router-node.js'
-import { callInScope, type Scope, withMode, withSession } from './scope.js'
+import { callInScope, type Scope, withSession } from './scope.js'
 import {
   type AllShardsOptions,
   type AllShardsResult,
@@ -25,7 +24,7 @@ import {
   type ShardHandle,
   ShardOps,
 } from './sharding-ops.js'
-import { type Statement, textOf } from './statement.js'
+import type { Statement } from './statement.js'
 import { type RouterStats, statsOf } from './stats.js'
 import { type DrainOptions, RouterTopology } from './topology.js'
 import type { Transaction } from './transaction-context.js'
@@ -83,12 +82,15 @@ export class Router<D extends AnyDriver = Driver> {
   /** What the modules below share of this router. */
   readonly #core: RouterCore
   readonly #reads: ReadPath
+  /** Statement routing by scope (`query`, `readOnly`, `primary`). */
+  readonly #dispatch: Dispatch
   readonly #transactions: TransactionRunner
   readonly #shards: ShardOps
   readonly #topology: RouterTopology
   readonly #tokenAudit: TokenAudit
   readonly #tokens: TokenCodec
-  #closed = false
+  /** Whether `close()` was called: written by `close()` only, read by the modules (a plain field: `query` checks it). */
+  readonly #lifecycle: { closed: boolean } = { closed: false }
   #closing: Promise<void> | undefined
   #facade: unknown
 
@@ -109,7 +111,7 @@ export class Router<D extends AnyDriver = Driver> {
         : byName.get(defaultShard)
       : this.#clusters[0]
     this.#monitor = new HealthMonitor(this.#clusters, config, this.#events)
-    const router = this
+    const lifecycle = this.#lifecycle
     this.#core = {
       config,
       driver: config.driver,
@@ -120,13 +122,38 @@ export class Router<D extends AnyDriver = Driver> {
       byName,
       defaultCluster: this.#default,
       get closed() {
-        return router.#closed
+        return lifecycle.closed
       },
     }
     this.#reads = new ReadPath(this.#core)
+    const core = this.#core
+    this.#dispatch = new Dispatch(
+      this.#als,
+      this.#default,
+      this.#reads,
+      (cluster, scope, sql, params) => runOnPrimary(core, cluster, scope, sql, params),
+      config.classify,
+      lifecycle,
+    )
     this.#transactions = new TransactionRunner(this.#core, this.#reads)
-    this.#shards = new ShardOps(this.#core, this)
-    this.#topology = new RouterTopology(this.#core, this)
+    this.#shards = new ShardOps({
+      als: this.#als,
+      byName,
+      sharding: config.sharding,
+      dispatch: this.#dispatch,
+      transactions: this.#transactions,
+    })
+    this.#topology = new RouterTopology({
+      clusters: this.#clusters,
+      byName,
+      defaultCluster: this.#default,
+      shardNames: this.#shards.names,
+      dialect: config.driver.dialect,
+      checkPoolOptions: config.driver.checkPoolOptions?.bind(config.driver),
+      monitor: this.#monitor,
+      events: this.#events,
+      lifecycle,
+    })
     this.#tokenAudit = new TokenAudit((report) => this.#events.emit('token:rejected', report))
     this.#tokens = new TokenCodec({
       mode: config.readYourWrites.mode,
@@ -166,28 +193,17 @@ export class Router<D extends AnyDriver = Driver> {
     sql: Statement,
     params?: readonly unknown[],
   ): Promise<QueryResult<Row> & DriverExtrasOf<D>> {
-    type R = Promise<QueryResult<Row> & DriverExtrasOf<D>>
-    if (this.#closed) return Promise.reject(new RouterClosedError())
-    const scope = this.#als.getStore()
-    if (scope?.tx !== undefined) return scope.tx.query<Row>(sql, params) as R
-    const cluster = scope?.cluster ?? this.#default
-    if (cluster === undefined) return Promise.reject(new ShardKeyRequiredError())
-    if (scope?.mode === 'read') return this.#reads.read(cluster, scope, sql, params) as R
-    const classify = this.#config.classify
-    if (classify !== undefined && scope?.mode !== 'primary' && classify(textOf(sql)) === 'read') {
-      return this.#reads.read(cluster, withMode(scope, 'read'), sql, params) as R
-    }
-    return runOnPrimary(this.#core, cluster, scope, sql, params) as R
+    return this.#dispatch.query(sql, params) as Promise<QueryResult<Row> & DriverExtrasOf<D>>
   }
 
   /** Runs `fn` in a read-only scope: its reads go to replicas; a write throws `ReadOnlyViolationError`. */
   readOnly<T>(fn: () => T): T {
-    return this.#als.run(withMode(this.#als.getStore(), 'read'), callInScope<T>, fn)
+    return this.#dispatch.readOnly(fn)
   }
 
   /** Runs `fn` in a primary scope: everything inside, reads included, goes to the primary. */
   primary<T>(fn: () => T): T {
-    return this.#als.run(withMode(this.#als.getStore(), 'primary'), callInScope<T>, fn)
+    return this.#dispatch.primary(fn)
   }
 
   /**
@@ -396,7 +412,7 @@ export class Router<D extends AnyDriver = Driver> {
 
   /** Whether `close()` was called. */
   get closed(): boolean {
-    return this.#closed
+    return this.#lifecycle.closed
   }
 
   /**
@@ -405,7 +421,7 @@ export class Router<D extends AnyDriver = Driver> {
    */
   close(options: CloseOptions = {}): Promise<void> {
     if (this.#closing !== undefined) return this.#closing
-    this.#closed = true
+    this.#lifecycle.closed = true
     this.#monitor.stop()
     const timeoutMs = options.timeoutMs ?? 5000
     this.#closing = (async () => {

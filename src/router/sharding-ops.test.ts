@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { CrossShardError } from '../errors/cross-shard-error.js'
 import { UnknownShardError } from '../errors/unknown-shard-error.js'
-import { createRouter } from './router.js'
 import type { Driver, DriverPool } from './driver.js'
+import { createRouter } from './router.js'
 
 /** An in-memory driver: every statement returns the node's URL host, so a test sees where it ran. */
 function memoryDriver(): Driver {

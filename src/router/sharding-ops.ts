@@ -1,14 +1,16 @@
+import type { AsyncLocalStorage } from 'node:async_hooks'
 import { CrossShardError } from '../errors/cross-shard-error.js'
 import { ShardQueryError } from '../errors/shard-query-error.js'
 import { UnknownShardError } from '../errors/unknown-shard-error.js'
 import type { ShardKey } from '../sharding/shard-resolver.js'
 import type { Cluster } from './cluster.js'
+import type { Dispatch } from './dispatch.js'
 import type { QueryResult } from './driver.js'
-import type { RouterCore } from './router-core.js'
+import type { ResolvedSharding } from './resolved-config.js'
 import type { Scope } from './scope.js'
 import type { Statement } from './statement.js'
 import type { Transaction } from './transaction-context.js'
-import type { TransactionOptions } from './transactions.js'
+import type { TransactionOptions, TransactionRunner } from './transactions.js'
 
 /**
  * The router's query API bound to one shard (`router.shard(name)`, `forEachShard`). `Extras`
@@ -56,17 +58,17 @@ export interface AllShardsResult<Row> {
   readonly errors: Array<{ readonly shard: string; readonly error: unknown }>
 }
 
-/**
- * The public router methods the sharding operations call (the `Router` itself): calls go through
- * it, as they did when these operations were `Router` methods.
- */
-export interface ShardedRouter {
-  readonly shardNames: readonly string[]
-  shard(name: string): ShardHandle
-  query<Row = Record<string, unknown>>(sql: Statement, params?: readonly unknown[]): Promise<QueryResult<Row>>
-  readOnly<T>(fn: () => T): T
-  primary<T>(fn: () => T): T
-  transaction<T>(fn: (tx: Transaction) => Promise<T> | T, options?: TransactionOptions): Promise<T>
+/** What the sharding operations need: the scope storage, the shards, and the routing they bind to a shard. Built by the router. */
+export interface ShardDeps {
+  readonly als: AsyncLocalStorage<Scope>
+  /** The clusters by name (shard name; `default` when unsharded). */
+  readonly byName: ReadonlyMap<string, Cluster>
+  /** The resolved `sharding` option (`undefined`: not sharded). */
+  readonly sharding: ResolvedSharding | undefined
+  /** Statement routing and the read-only / primary scopes, as `router.query` etc. */
+  readonly dispatch: Pick<Dispatch, 'query' | 'readOnly' | 'primary'>
+  /** `router.transaction`. */
+  readonly transactions: Pick<TransactionRunner, 'run'>
 }
 
 /** One shard's outcome in `forEachShard` / `queryAllShards`. */
@@ -77,19 +79,17 @@ type Settled<T> = { shard: string; value: T } | { shard: string; error: unknown 
  * over every shard. One per router.
  */
 export class ShardOps {
-  readonly #core: RouterCore
-  readonly #router: ShardedRouter
+  readonly #deps: ShardDeps
   /** Per shard, the frozen scope `withShard` enters when no scope is active (one object, reused). */
   readonly #bareScopes = new WeakMap<Cluster, Scope>()
 
-  constructor(core: RouterCore, router: ShardedRouter) {
-    this.#core = core
-    this.#router = router
+  constructor(deps: ShardDeps) {
+    this.#deps = deps
   }
 
   /** The names of the shards (`['default']` for an unsharded router), in configuration order. */
   get names(): readonly string[] {
-    return this.#core.config.sharding?.shardNames ?? ['default']
+    return this.#deps.sharding?.shardNames ?? ['default']
   }
 
   /** The name of the shard a key maps to (rejects for a key the strategy cannot place). */
@@ -118,7 +118,7 @@ export class ShardOps {
 
   /** The resolver's answer for a key: a name, or a promise of one (a `lookup` resolver). */
   #resolve(key: ShardKey): string | PromiseLike<string> {
-    const sharding = this.#core.config.sharding
+    const sharding = this.#deps.sharding
     if (sharding === undefined) throw new TypeError('this router is not sharded (no shards configured)')
     const name = sharding.resolver.resolve(key, sharding.shardNames)
     if (typeof name !== 'string' && typeof (name as PromiseLike<string> | undefined)?.then !== 'function') {
@@ -129,24 +129,25 @@ export class ShardOps {
 
   /** The shard (cluster) of a resolved name, or `UnknownShardError`. */
   #cluster(name: string): Cluster {
-    const cluster = this.#core.byName.get(name)
+    const cluster = this.#deps.byName.get(name)
     if (cluster === undefined)
-      throw new UnknownShardError(String(name), this.#core.config.sharding?.shardNames ?? [])
+      throw new UnknownShardError(String(name), this.#deps.sharding?.shardNames ?? [])
     return cluster
   }
 
   /** The router's query API bound to one shard, by name (`UnknownShardError` if there is none). */
   shard(name: string): ShardHandle {
-    const cluster = this.#core.byName.get(name)
-    const router = this.#router
-    if (cluster === undefined) throw new UnknownShardError(name, router.shardNames)
+    const cluster = this.#deps.byName.get(name)
+    if (cluster === undefined) throw new UnknownShardError(name, this.names)
+    const { dispatch, transactions } = this.#deps
     const run = <T>(fn: () => Promise<T> | T) => this.#inShard(cluster, fn)
     return {
       name,
-      query: (sql, params) => run(() => router.query(sql, params)),
-      readOnly: (fn) => run(() => router.readOnly(fn)),
-      primary: (fn) => run(() => router.primary(fn)),
-      transaction: (fn, options) => run(() => router.transaction(fn, options)),
+      query: <Row>(sql: Statement, params?: readonly unknown[]) =>
+        run(() => dispatch.query(sql, params) as Promise<QueryResult<Row>>),
+      readOnly: (fn) => run(() => dispatch.readOnly(fn)),
+      primary: (fn) => run(() => dispatch.primary(fn)),
+      transaction: (fn, options) => run(() => transactions.run(fn, options ?? {})),
       run,
     }
   }
@@ -198,8 +199,7 @@ export class ShardOps {
     fn: (shard: ShardHandle) => Promise<T> | T,
     concurrency: number | undefined,
   ): Promise<Array<Settled<T>>> {
-    const router = this.#router
-    const names = router.shardNames
+    const names = this.names
     const limit = concurrency ?? names.length
     if (!Number.isInteger(limit) || limit < 1)
       throw new TypeError(`concurrency: expected an integer >= 1, got ${String(concurrency)}`)
@@ -210,7 +210,7 @@ export class ShardOps {
         const i = next++
         const shard = names[i] as string
         try {
-          results[i] = { shard, value: await fn(router.shard(shard)) }
+          results[i] = { shard, value: await fn(this.shard(shard)) }
         } catch (error) {
           results[i] = { shard, error }
         }
@@ -222,7 +222,7 @@ export class ShardOps {
 
   /** Runs `fn` with `cluster` as the shard in scope (a transaction in scope must be on it); `fn` runs at once. */
   #inShard<T>(cluster: Cluster, fn: () => Promise<T> | T): Promise<T> {
-    const als = this.#core.als
+    const als = this.#deps.als
     const scope = als.getStore()
     const tx = scope?.tx
     if (tx !== undefined && tx.cluster !== cluster)

@@ -86,7 +86,7 @@ function harness(options: { queryTimeoutMs: number; connectTimeoutMs?: number; c
   if (resolved === undefined) throw new Error('no primary')
   const node = new RouterNode<FakeConn>(driver, resolved, 'default', config.healthCheck, () => {})
   let timeouts = 0
-  node.timeoutListener = () => timeouts++
+  node.onStatementTimeout(() => timeouts++)
   return {
     node,
     conns,

@@ -10,7 +10,7 @@ export interface ExpiryNode<Conn> {
   /** The node's connection options, for the driver's cancel request. */
   cancelOptions(): DriverNodeOptions
   /** Told of every statement that passes `queryTimeoutMs` (the health monitor probes the node soon). */
-  timeoutListener: (() => void) | undefined
+  readonly timeoutListener: (() => void) | undefined
 }
 
 /**

@@ -11,7 +11,6 @@ import type { Dialect } from './driver.js'
 import type { RouterEmitter } from './events.js'
 import { parseNodeUrl } from './node-url.js'
 import type { NodeConfig } from './options.js'
-import type { RouterCore } from './router-core.js'
 import type { RouterNode } from './router-node.js'
 
 /** Options of `router.drain` and `router.removeReplica`. */
@@ -20,14 +19,23 @@ export interface DrainOptions {
   timeoutMs?: number
 }
 
-/** What topology changes need from the router. */
+/** What topology changes need: the clusters, config checks, probes and events. Built by the router. */
 export interface TopologyDeps {
   readonly clusters: readonly Cluster[]
+  /** The clusters by name (shard name; `default` when unsharded). */
+  readonly byName: ReadonlyMap<string, Cluster>
+  /** The cluster of a call that names no shard (`undefined` in a sharded router without `defaultShard`). */
+  readonly defaultCluster: Cluster | undefined
+  /** The shard names, for an `UnknownShardError`. */
+  readonly shardNames: readonly string[]
   readonly dialect: Dialect
   /** The driver's check of `pool` options, if it has one. */
   readonly checkPoolOptions?: PoolChecker | undefined
-  readonly monitor: HealthMonitor
+  /** Probes an added node (the health monitor's `probeNode`). */
+  readonly monitor: Pick<HealthMonitor, 'probeNode'>
   readonly events: RouterEmitter
+  /** Whether the router was closed. */
+  readonly lifecycle: { readonly closed: boolean }
 }
 
 /** Finds a node by name across clusters. */
@@ -100,18 +108,12 @@ export function drain(
       ),
     )
   }
-  if (node.draining !== undefined) return node.draining
-  node.drained = true
-  cluster.rebuild()
-  const timeoutMs = options.timeoutMs ?? 5000
-  node.draining = (async () => {
-    const deadline = Date.now() + timeoutMs
-    while (node.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
-    const aborted = node.abortAll()
-    await node.end()
-    deps.events.emit('node:drained', { cluster: cluster.name, node: node.name, role: node.role, aborted })
-  })()
-  return node.draining
+  return node.drain(
+    options.timeoutMs ?? 5000,
+    () => cluster.rebuild(),
+    (aborted) =>
+      deps.events.emit('node:drained', { cluster: cluster.name, node: node.name, role: node.role, aborted }),
+  )
 }
 
 /** Drains a replica, then forgets it. */
@@ -132,7 +134,7 @@ export function setWeight(cluster: Cluster, node: RouterNode, weight: number): v
   if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) {
     throw new ConfigError('weight', `expected a finite number >= 0, got ${String(weight)}`)
   }
-  node.weight = weight
+  node.setWeight(weight)
   cluster.rebuild()
   cluster.balancer.reset?.(cluster.candidates)
 }
@@ -142,21 +144,10 @@ export function setWeight(cluster: Cluster, node: RouterNode, weight: number): v
  * finds the cluster or node named, then calls the functions above. One per router.
  */
 export class RouterTopology {
-  readonly #core: RouterCore
-  readonly #router: { readonly shardNames: readonly string[] }
   readonly #deps: TopologyDeps
 
-  /** `router` is the `Router` itself: its `shardNames` name the shards in an `UnknownShardError`. */
-  constructor(core: RouterCore, router: { readonly shardNames: readonly string[] }) {
-    this.#core = core
-    this.#router = router
-    this.#deps = {
-      clusters: core.clusters,
-      dialect: core.driver.dialect,
-      checkPoolOptions: core.driver.checkPoolOptions?.bind(core.driver),
-      monitor: core.monitor,
-      events: core.events,
-    }
+  constructor(deps: TopologyDeps) {
+    this.#deps = deps
   }
 
   /**
@@ -164,14 +155,12 @@ export class RouterTopology {
    * name after its first probe. Never throws: every error is a rejection.
    */
   addReplica(node: string | NodeConfig, shard: string | undefined): Promise<string> {
-    const core = this.#core
-    if (core.closed) return Promise.reject(new RouterClosedError())
-    const cluster = shard === undefined ? core.defaultCluster : core.byName.get(shard)
+    const deps = this.#deps
+    if (deps.lifecycle.closed) return Promise.reject(new RouterClosedError())
+    const cluster = shard === undefined ? deps.defaultCluster : deps.byName.get(shard)
     if (cluster === undefined) {
       return Promise.reject(
-        shard === undefined
-          ? new ShardKeyRequiredError()
-          : new UnknownShardError(shard, this.#router.shardNames),
+        shard === undefined ? new ShardKeyRequiredError() : new UnknownShardError(shard, deps.shardNames),
       )
     }
     try {

@@ -118,7 +118,7 @@ export class TransactionContext<Conn = unknown> implements Transaction {
   fail(err: unknown): unknown {
     if (err instanceof QueryTimeoutError) {
       // Evidence about the statement, not the node: no passive health.
-      this.routerNode.errors++
+      this.routerNode.recordError()
       this.timedOut ??= err
       if (!err.cancelled) {
         this.broken = true
@@ -133,7 +133,7 @@ export class TransactionContext<Conn = unknown> implements Transaction {
         { cause: err },
       )
     }
-    this.routerNode.errors++
+    this.routerNode.recordError()
     if (closesConnection(cls)) this.broken = true
     if (isNodeFailure(cls))
       this.#monitor.recordFailure(this.cluster, this.routerNode as RouterNode, err, 'query')

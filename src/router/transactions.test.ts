@@ -4,8 +4,8 @@ import { ReadOnlyViolationError } from '../errors/read-only-violation-error.js'
 import { RouterClosedError } from '../errors/router-closed-error.js'
 import { WriteOutcomeUnknownError } from '../errors/write-outcome-unknown-error.js'
 import {
-  type FakeDriverKit,
   FakeConnectError,
+  type FakeDriverKit,
   FakeReadOnlyError,
   FakeStatementError,
   fakeDriver,
