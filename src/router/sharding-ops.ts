@@ -80,8 +80,11 @@ type Settled<T> = { shard: string; value: T } | { shard: string; error: unknown 
  */
 export class ShardOps {
   readonly #deps: ShardDeps
-  /** Per shard, the frozen scope `withShard` enters when no scope is active (one object, reused). */
-  readonly #bareScopes = new WeakMap<Cluster, Scope>()
+  /**
+   * Per shard name, the frozen scope `withShard` enters when no scope is active (one object,
+   * reused; made on first use): the name the resolver returned finds it in one lookup.
+   */
+  readonly #bareScopes = new Map<string, Scope>()
 
   constructor(deps: ShardDeps) {
     this.#deps = deps
@@ -109,7 +112,13 @@ export class ShardOps {
   withShard<T>(key: ShardKey, fn: () => Promise<T> | T): Promise<T> {
     try {
       const name = this.#resolve(key)
-      if (typeof name === 'string') return this.#inShard(this.#cluster(name), fn)
+      if (typeof name === 'string') {
+        // The common case first: no scope active, and the shard's bare scope already made.
+        const bare = this.#bareScopes.get(name)
+        const als = this.#deps.als
+        if (bare !== undefined && als.getStore() === undefined) return als.run(bare, settle, fn)
+        return this.#inShard(this.#cluster(name), fn)
+      }
       return Promise.resolve(name).then((n) => this.#inShard(this.#cluster(n), fn))
     } catch (err) {
       return Promise.reject(err)
@@ -230,10 +239,10 @@ export class ShardOps {
     if (scope?.cluster === cluster || (tx !== undefined && tx.cluster === cluster)) return settle(fn)
     let next: Scope | undefined
     if (scope === undefined) {
-      next = this.#bareScopes.get(cluster)
+      next = this.#bareScopes.get(cluster.name)
       if (next === undefined) {
         next = Object.freeze({ mode: 'write', tx: undefined, cluster, session: undefined })
-        this.#bareScopes.set(cluster, next)
+        this.#bareScopes.set(cluster.name, next)
       }
     } else {
       next = Object.freeze({ mode: scope.mode, tx, cluster, session: scope.session })

@@ -3,6 +3,7 @@ import { UNKNOWN_POSITION } from '../consistency/token-codec.js'
 import type { Cluster } from './cluster.js'
 import type { QueryResult } from './driver.js'
 import { acquireConnection, type RouterCore, requirePrimary, statementFailed } from './router-core.js'
+import type { RouterNode } from './router-node.js'
 import type { Scope } from './scope.js'
 import { leadingKeyword } from './sql-guard.js'
 import { mustClose, type Statement, textOf } from './statement.js'
@@ -21,28 +22,46 @@ const READ_KEYWORDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', '
  * Bounded by the primary's `queryTimeoutMs` (`QueryTimeoutError`); a connection lost after the
  * statement was sent gives `WriteOutcomeUnknownError` (the write may or may not have been applied).
  */
-export async function runOnPrimary(
+export function runOnPrimary(
   core: RouterCore,
   cluster: Cluster,
   scope: Scope | undefined,
   sql: Statement,
   params: readonly unknown[] | undefined,
 ): Promise<QueryResult> {
-  const node = requirePrimary(cluster)
-  const session =
-    scope?.session !== undefined && !READ_KEYWORDS.has(leadingKeyword(textOf(sql)))
-      ? scope.session
-      : undefined
-  if (session === undefined && node.seenHealthy) {
-    try {
-      return await node.run(sql, params, false, true)
-    } catch (err) {
-      throw statementFailed(core, cluster, node, err, false)
-    }
+  let node: RouterNode
+  let session: Session | undefined
+  try {
+    node = requirePrimary(cluster)
+    session =
+      scope?.session !== undefined && !READ_KEYWORDS.has(leadingKeyword(textOf(sql)))
+        ? scope.session
+        : undefined
+  } catch (err) {
+    return Promise.reject(err)
   }
-  // A session's write: remember it (and, in position mode, where the primary stood after it). Or
-  // the first contact with a primary never reached yet: its checkout is separate, so that a failed
-  // connect (nothing sent) is told apart as `PrimaryUnavailableError` (see `acquireConnection`).
+  if (session === undefined && node.seenHealthy) {
+    // The hot path, not `async` (as `ReadPath.read`): the node's promise and one `then` for failures.
+    return node.run(sql, params, false, true).then(undefined, (err: unknown) => {
+      throw statementFailed(core, cluster, node, err, false)
+    })
+  }
+  return runOnOwnConnection(core, cluster, node, session, sql, params)
+}
+
+/**
+ * A session's write: remember it (and, in position mode, where the primary stood after it). Or
+ * the first contact with a primary never reached yet: its checkout is separate, so that a failed
+ * connect (nothing sent) is told apart as `PrimaryUnavailableError` (see `acquireConnection`).
+ */
+async function runOnOwnConnection(
+  core: RouterCore,
+  cluster: Cluster,
+  node: RouterNode,
+  session: Session | undefined,
+  sql: Statement,
+  params: readonly unknown[] | undefined,
+): Promise<QueryResult> {
   const conn = await acquireConnection(core, cluster, node, false, false)
   let destroy = false
   try {
