@@ -16,6 +16,9 @@ const DEFAULTS = {
   only: '',
   sessions: 16,
   readsPerSession: 10,
+  mysqlShape: 'point',
+  mysqlVariants:
+    'mysql-raw,mysql-cluster,mysql-router,mysql-router-pool,mysql-raw-execute,mysql-cluster-execute,mysql-router-execute',
 }
 
 /** The parts of a full run, in the order they run; `--only` picks some of them. */
@@ -107,6 +110,11 @@ export const USAGE = `Usage: node bench/run.mjs [options]   (build first: npx ts
   --sessions N      concurrent sessions in the read-your-writes benchmark (default ${DEFAULTS.sessions})
   --reads-per-session N
                     reads after the one write of each session, read-your-writes benchmark (default ${DEFAULTS.readsPerSession})
+  --mysql-shape S   mysql2 part: the statement, select1 (SELECT 1), param (SELECT ? AS x) or point
+                    (a primary-key select with one parameter; default ${DEFAULTS.mysqlShape})
+  --mysql-variants LIST
+                    mysql2 part: variants, comma-separated, each with its raw baseline
+                    (default ${DEFAULTS.mysqlVariants})
   --in-process      run all throughput variants in this process instead of one child process each
   --skip-db         skip the database benchmarks (pg, mysql2, position, position-mysql, tokens)
   --skip-micro      skip the routing-decision micro-benchmarks

@@ -34,7 +34,7 @@ function withSql(sql: Sql, text: string): Sql {
  * ```
  */
 export class RoutedMariadbConnection extends EventEmitter {
-  readonly #sc: ScopedConnection<Connection>
+  #sc: ScopedConnection<Connection>
   readonly #owner: EventEmitter
   readonly #relay: (err: unknown) => void
   #released = false
@@ -46,6 +46,27 @@ export class RoutedMariadbConnection extends EventEmitter {
     this.#relay = (err) => {
       if (this.listenerCount('error') > 0) this.emit('error', err)
     }
+    sc.conn.on('error', this.#relay)
+  }
+
+  /**
+   * Whether the connection is checked out (between `getConnection` and `release()`/`destroy()`).
+   * The pool facade hands out the same object at each checkout of one physical connection.
+   */
+  get checkedOut(): boolean {
+    return !this.#released
+  }
+
+  /**
+   * Starts a new checkout of the same physical connection (the pool facade keeps one wrapper per
+   * physical connection, so libraries that recognise a connection by identity see the same one).
+   * Internal: called by the pool facade only, on a released wrapper.
+   *
+   * @internal
+   */
+  checkOutAgain(sc: ScopedConnection<Connection>): void {
+    this.#sc = sc
+    this.#released = false
     sc.conn.on('error', this.#relay)
   }
 
@@ -198,6 +219,9 @@ export class RoutedMariadbConnection extends EventEmitter {
  *   `idleConnections()`, `taskQueueSize()` sum every node's pool. Events: `connection` (first
  *   checkout of a physical connection), `acquire`, `release`, `error` (background errors, emitted
  *   only while someone listens).
+ * - Connections keep their identity: every checkout of one physical connection hands out the same
+ *   {@link RoutedMariadbConnection}, so code that keys state on the connection object sees one
+ *   connection, not a new one per checkout.
  * - Caveats: `escape`/`escapeId` and `importFile` need a connection (`getConnection()`); `enqueue`
  *   is never emitted.
  *
@@ -210,7 +234,8 @@ export class RoutedMariadbConnection extends EventEmitter {
  */
 export class RoutedMariadbPool extends EventEmitter {
   readonly #host: FacadeHost<Connection>
-  readonly #seen = new WeakSet<object>()
+  /** One wrapper per physical connection (the connector's `Connection`), for the connection's lifetime. */
+  readonly #wrappers = new WeakMap<object, RoutedMariadbConnection>()
   #closed = false
 
   constructor(host: FacadeHost<Connection>) {
@@ -254,13 +279,24 @@ export class RoutedMariadbPool extends EventEmitter {
     }
   }
 
-  /** Checks out a connection chosen by the caller's scope. */
+  /**
+   * Checks out a connection chosen by the caller's scope. Every checkout of one physical
+   * connection hands out the same {@link RoutedMariadbConnection}, for the connection's lifetime
+   * (a closed connection is never handed out again, so neither is its wrapper).
+   */
   async getConnection(): Promise<RoutedMariadbConnection> {
     const sc = await this.#host.connect()
-    const conn = new RoutedMariadbConnection(sc, this)
-    if (!this.#seen.has(sc.conn as object)) {
-      this.#seen.add(sc.conn as object)
+    let conn = this.#wrappers.get(sc.conn)
+    if (conn === undefined) {
+      conn = new RoutedMariadbConnection(sc, this)
+      this.#wrappers.set(sc.conn, conn)
       this.emit('connection', conn)
+    } else if (conn.checkedOut) {
+      // A transaction's connection checked out again while in use (concurrent work in one
+      // `router.transaction`): a wrapper of its own, so each checkout keeps its own release.
+      conn = new RoutedMariadbConnection(sc, this)
+    } else {
+      conn.checkOutAgain(sc)
     }
     this.emit('acquire', conn)
     return conn

@@ -133,7 +133,7 @@ class Mysql2DriverImpl implements Mysql2Driver {
   /**
    * The hot path of plain text statements: mysql2's callback API on the core connection, with no
    * promise wrapper and no per-query stack capture (the router appends the caller's stack to
-   * errors). Anything else (query configs, prepared statements) takes `execute`.
+   * errors). Query options objects (the pool facade's, prepared ones with `execute`) as well.
    */
   executeCallback(
     conn: PoolConnection,
@@ -142,10 +142,6 @@ class Mysql2DriverImpl implements Mysql2Driver {
     cb: (err: unknown, result?: QueryResult & Mysql2ResultFields) => void,
   ): void {
     const core = coreOf(conn)
-    if (typeof stmt !== 'string') {
-      this.execute(conn, stmt as unknown as string, params).then((r) => cb(undefined, r), cb)
-      return
-    }
     const done = (err: unknown, result?: unknown, fields?: unknown): void => {
       if (err) cb(err)
       else {
@@ -153,7 +149,13 @@ class Mysql2DriverImpl implements Mysql2Driver {
         cb(undefined, toQueryResult(result, fields))
       }
     }
-    if (params === undefined) core.query(stmt, done as QueryCallback)
+    if (typeof stmt !== 'string') {
+      // A query options object (the pool facade's statements): mysql2's callback API too, with
+      // `execute` (prepared) for one marked by `asPrepared`.
+      const options = queryOptions(stmt, params, 0)
+      if (isPrepared(stmt)) core.execute(options, done as QueryCallback)
+      else core.query(options, done as QueryCallback)
+    } else if (params === undefined) core.query(stmt, done as QueryCallback)
     else core.query(stmt, params, done as QueryCallback)
   }
 

@@ -38,6 +38,11 @@ export interface CoreConnection extends EventEmitter {
   destroy(): void
 }
 
+/** mysql2's callback pool (the `pool` of a `mysql2/promise` pool): its checkout. */
+export interface CorePool {
+  getConnection(cb: (err: Error | null, conn?: CoreConnection) => void): void
+}
+
 /** mysql2's core pool internals (ring queues with `length` and `get(i)`), all optional. */
 export interface CorePoolInternals {
   readonly _allConnections?: { readonly length?: number; get?(i: number): unknown }

@@ -3,6 +3,7 @@ import { PoolExhaustedError } from '../errors/pool-exhausted-error.js'
 import type { DriverNodeOptions, DriverPool } from '../router/driver.js'
 import {
   type CoreConnection,
+  type CorePool,
   type CorePoolInternals,
   coreOf,
   destroySocket,
@@ -21,6 +22,24 @@ export type Mysql2Module = typeof import('mysql2/promise')
 
 /** `queryTimeoutMs` of the node each pooled core connection belongs to. */
 const queryTimeouts = new WeakMap<object, number>()
+
+/** Where a pooled core connection keeps its {@link CoreState} (a property of its own: no map lookup per checkout). */
+const STATE = Symbol('routemate.mysql2.pooled')
+
+/** What a node pool keeps on each of its core connections, for the connection's lifetime. */
+interface CoreState {
+  /** The one promise-style connection handed out for this core connection at every checkout. */
+  readonly wrapper: PoolConnection
+  /** Checked out (its errors reach the caller, not `onError`). */
+  busy: boolean
+  /** A read-only pool's `SET SESSION TRANSACTION READ ONLY` is done and verified on it. */
+  readOnlyDone: boolean
+}
+
+type PooledCore = CoreConnection & { [STATE]?: CoreState }
+
+/** A checkout's callback: `err` null/undefined on success; called exactly once. */
+type AcquireCallback = (err: unknown, conn?: PoolConnection) => void
 
 /**
  * The client-side query timeout (ms, `0` = none) of the node a connection belongs to, for
@@ -53,10 +72,11 @@ export function queryTimeoutOf(core: CoreConnection): number {
  */
 export class Mysql2NodePool implements DriverPool<PoolConnection> {
   readonly #pool: Pool
+  /** mysql2's callback pool under the promise one (checkouts without a promise). */
+  readonly #core: CorePool
+  readonly #lib: Mysql2Module
   readonly #node: DriverNodeOptions
   readonly #rememberReadOnly: boolean
-  readonly #readOnlyDone = new WeakSet<object>()
-  readonly #busy = new WeakSet<object>()
   /** `connectionLimit` and `queueLimit` as mysql2 reads them, for a {@link PoolExhaustedError}. */
   readonly #limits: { readonly max: number; readonly queue: number; readonly wait: boolean }
 
@@ -71,6 +91,8 @@ export class Mysql2NodePool implements DriverPool<PoolConnection> {
     }
     this.#rememberReadOnly = options.resetOnRelease !== true
     this.#pool = lib.createPool(options)
+    this.#core = this.#pool.pool as unknown as CorePool
+    this.#lib = lib
     // Writable pools: GTID session tracking, so a write's reply carries its position (no query
     // after it). Queued before the connection's first statement, so it costs no wait. Skipped
     // with resetOnRelease (a reset would turn it off again); a server that refuses it just sends
@@ -83,30 +105,67 @@ export class Mysql2NodePool implements DriverPool<PoolConnection> {
       if (tracking !== undefined) core.query(tracking, noop)
       queryTimeouts.set(core, node.queryTimeoutMs)
       core.on('error', (err: unknown) => {
-        if (!this.#busy.has(core)) onError(err)
+        if ((core as PooledCore)[STATE]?.busy !== true) onError(err)
       })
     })
   }
 
-  async acquire(): Promise<PoolConnection> {
-    const conn = await this.#checkout()
-    const core = coreOf(conn)
-    this.#busy.add(core)
-    if (this.#node.readOnly && !this.#readOnlyDone.has(core)) {
-      try {
-        await establishReadOnlySession(conn, this.#node.name, this.#node.connectTimeoutMs)
-      } catch (err) {
-        this.release(conn, true)
-        throw err
+  /**
+   * The hot path: mysql2's callback checkout, no promise, and the connection's one promise-style
+   * wrapper (made at its first checkout) instead of a new `PoolConnection` with its event
+   * plumbing per checkout. A read-only pool's first checkout of a connection takes `acquire`.
+   */
+  acquireCallback(cb: AcquireCallback): void {
+    this.#core.getConnection((err, core) => {
+      if (err != null || core === undefined) {
+        cb(this.#checkoutError(err ?? new Error('mysql2 returned no connection')))
+        return
       }
-      if (this.#rememberReadOnly) this.#readOnlyDone.add(core)
+      const state = this.#stateOf(core as PooledCore)
+      state.busy = true
+      if (this.#node.readOnly && !state.readOnlyDone) this.#establish(state).then((c) => cb(null, c), cb)
+      else cb(null, state.wrapper)
+    })
+  }
+
+  acquire(): Promise<PoolConnection> {
+    return new Promise((resolve, reject) => {
+      this.acquireCallback((err, conn) => (err == null ? resolve(conn as PoolConnection) : reject(err)))
+    })
+  }
+
+  /** Runs and verifies the read-only session setting on a checked-out connection (once, unless reset on release). */
+  async #establish(state: CoreState): Promise<PoolConnection> {
+    const conn = state.wrapper
+    try {
+      await establishReadOnlySession(conn, this.#node.name, this.#node.connectTimeoutMs)
+    } catch (err) {
+      this.release(conn, true)
+      throw err
     }
+    if (this.#rememberReadOnly) state.readOnlyDone = true
     return conn
+  }
+
+  /** The state kept on a core connection, made at its first checkout. */
+  #stateOf(core: PooledCore): CoreState {
+    let state = core[STATE]
+    if (state === undefined) {
+      const Wrapper = this.#lib.PoolConnection as unknown as new (
+        core: CoreConnection,
+        promise: PromiseConstructor,
+      ) => PoolConnection
+      const wrapper = new Wrapper(core, Promise)
+      state = { wrapper, busy: false, readOnlyDone: false }
+      Object.defineProperty(core, STATE, { value: state, writable: true })
+    }
+    return state
   }
 
   release(conn: PoolConnection, destroy: boolean): void {
     const core = coreOf(conn)
-    this.#busy.delete(core)
+    const state = (core as PooledCore)[STATE]
+    if (state !== undefined) state.busy = false
     if (!destroy && !(this.#node.readOnly && isTainted(core))) {
       conn.release()
       return
@@ -137,24 +196,22 @@ export class Mysql2NodePool implements DriverPool<PoolConnection> {
   }
 
   /**
-   * mysql2's `getConnection()`, its refusals of a full pool (`Queue limit reached.` past
-   * `queueLimit`, `No connections available.` with `waitForConnections: false`) turned into a
-   * {@link PoolExhaustedError} that keeps mysql2's error as `cause`.
+   * mysql2's refusals of a checkout of a full pool (`Queue limit reached.` past `queueLimit`,
+   * `No connections available.` with `waitForConnections: false`) turned into a
+   * {@link PoolExhaustedError} that keeps mysql2's error as `cause`; other errors as they are.
    */
-  #checkout(): Promise<PoolConnection> {
-    return this.#pool.getConnection().catch((err: unknown) => {
-      const message = (err as { message?: unknown } | null)?.message
-      if (message !== 'Queue limit reached.' && message !== 'No connections available.') throw err
-      const limits = this.#limits
-      throw new PoolExhaustedError({
-        node: this.#node.name,
-        reason: 'queue-full',
-        waitedMs: 0,
-        max: limits.max,
-        waiting: this.counts().waiting,
-        limit: limits.wait ? limits.queue : 0,
-        cause: err,
-      })
+  #checkoutError(err: unknown): unknown {
+    const message = (err as { message?: unknown } | null)?.message
+    if (message !== 'Queue limit reached.' && message !== 'No connections available.') return err
+    const limits = this.#limits
+    return new PoolExhaustedError({
+      node: this.#node.name,
+      reason: 'queue-full',
+      waitedMs: 0,
+      max: limits.max,
+      waiting: this.counts().waiting,
+      limit: limits.wait ? limits.queue : 0,
+      cause: err,
     })
   }
 

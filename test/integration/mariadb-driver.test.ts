@@ -157,6 +157,70 @@ describe('mariadbDriver() through a router', () => {
   })
 })
 
+describe('router.pool() connection identity (mariadb facade)', () => {
+  let router: Router<MariadbDriver>
+
+  beforeAll(async () => {
+    // One connection per node: every checkout of the primary is the same physical connection.
+    router = createRouter({
+      driver: mariadbDriver(),
+      primary: { name: 'primary', url: cluster.primary.url },
+      replicas: cluster.replicas.map((r) => ({ name: r.name, url: r.url })),
+      healthCheck: HC,
+      connectTimeoutMs: 2000,
+      pool: { connectionLimit: 1 },
+    })
+    await router.ready()
+  })
+
+  afterAll(async () => {
+    await router?.close()
+  })
+
+  it('hands out the same wrapper at every checkout of one physical connection, a new one after destroy()', async () => {
+    const pool = router.pool()
+    const created: unknown[] = []
+    const onConnection = (c: unknown) => created.push(c)
+    pool.on('connection', onConnection)
+    try {
+      const first = await pool.getConnection()
+      const id = first.threadId
+      await first.release()
+      for (let i = 0; i < 5; i++) {
+        const again = await pool.getConnection()
+        expect(again).toBe(first)
+        expect(again.isValid()).toBe(true)
+        expect(Number((await again.query('SELECT CONNECTION_ID() AS id'))[0].id)).toBe(id)
+        await again.release()
+      }
+      expect(created).toEqual([first])
+      // A released wrapper refuses statements until it is checked out again.
+      await expect(first.query('SELECT 1')).rejects.toThrow(/released/)
+
+      const doomed = await pool.getConnection()
+      expect(doomed).toBe(first)
+      doomed.destroy()
+      const fresh = await pool.getConnection()
+      try {
+        expect(fresh).not.toBe(first)
+        expect(fresh.threadId).not.toBe(id)
+        expect(created).toEqual([first, fresh])
+        // The destroyed connection's wrapper stays released.
+        expect(first.isValid()).toBe(false)
+        await expect(first.query('SELECT 1')).rejects.toThrow(/released/)
+      } finally {
+        await fresh.release()
+      }
+      const last = await pool.getConnection()
+      await last.release()
+      expect(last).toBe(fresh)
+    } finally {
+      pool.off('connection', onConnection)
+    }
+    await expectIdle(router)
+  })
+})
+
 // ---- Prisma 7 ------------------------------------------------------------------------------------
 
 interface PrismaItem {
