@@ -35,7 +35,7 @@ const TEXT = 'select $1::int as x'
 
 const noop = () => {}
 
-export async function createPostgresJsVariant(name, { primary, replicas, concurrency, max }) {
+export async function createPostgresJsVariant(name, { primary, replicas, concurrency, max, routerOptions }) {
   if (name === 'pgjs-raw' || name === 'pgjs-raw-unsafe' || name === 'pgjs-raw-als') {
     const unsafe = name === 'pgjs-raw-unsafe'
     const als = name === 'pgjs-raw-als' ? new AsyncLocalStorage() : undefined
@@ -65,6 +65,7 @@ export async function createPostgresJsVariant(name, { primary, replicas, concurr
       primary,
       replicas,
       pool: { max, onnotice: noop },
+      ...routerOptions,
     })
     router.on('error', noop)
     await router.ready()

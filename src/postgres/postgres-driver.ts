@@ -198,12 +198,18 @@ class PostgresDriverImpl implements PostgresDriver {
     const q = conn.sql.unsafe(stmt, (params ?? []) as postgres.ParameterOrJSON<never>[]) as unknown as Q
     // Sent now, by the instance's handler, as awaiting it would (without its promise and tick).
     q.executed = true
+    // postgres.js may report a query failed more than once (a connection lost while connecting, then closed): the first outcome counts.
+    let done = false
     q.resolve = (rows: unknown) => {
       q.active = false
+      if (done) return
+      done = true
       cb(null, resultOf(rows as Rows))
     }
     q.reject = (err: unknown) => {
       q.active = false
+      if (done) return
+      done = true
       cb(err ?? new Error('query failed'))
     }
     conn.current = q

@@ -78,12 +78,18 @@ export function runRoutedStatement(
     cb(cancelledError())
     return
   }
+  // postgres.js may report a query failed more than once (a connection lost while connecting, then closed): the first outcome counts.
+  let done = false
   q.resolve = (x: unknown) => {
     q.active = false
+    if (done) return
+    done = true
     cb(null, x)
   }
   q.reject = (e: unknown) => {
     q.active = false
+    if (done) return
+    done = true
     cb(e ?? new Error('query failed'))
   }
   q.rmConn = conn
