@@ -101,6 +101,27 @@ interface Q extends PgJsQuery {
   handler: (q: Q) => void
   resolve: (x: unknown) => void
   reject: (e: unknown) => void
+  /** Where its outcome goes (see `executeCallback`). */
+  rmDone?: ((err: unknown, result?: QueryResult & PostgresResultFields) => void) | undefined
+}
+
+/**
+ * `resolve` and `reject` of a query sent by `executeCallback` (postgres.js calls them as its
+ * methods): the outcome goes to the router's callback once — postgres.js may report a query failed
+ * twice (a connection lost while connecting, then closed). Shared: no closure per statement.
+ */
+function textResolve(this: Q, rows: unknown): void {
+  this.active = false
+  const done = this.rmDone
+  this.rmDone = undefined
+  done?.(null, resultOf(rows as Rows))
+}
+
+function textReject(this: Q, err: unknown): void {
+  this.active = false
+  const done = this.rmDone
+  this.rmDone = undefined
+  done?.(err ?? new Error('query failed'))
 }
 
 function resultOf(rows: Rows): QueryResult & PostgresResultFields {
@@ -198,20 +219,9 @@ class PostgresDriverImpl implements PostgresDriver {
     const q = conn.sql.unsafe(stmt, (params ?? []) as postgres.ParameterOrJSON<never>[]) as unknown as Q
     // Sent now, by the instance's handler, as awaiting it would (without its promise and tick).
     q.executed = true
-    // postgres.js may report a query failed more than once (a connection lost while connecting, then closed): the first outcome counts.
-    let done = false
-    q.resolve = (rows: unknown) => {
-      q.active = false
-      if (done) return
-      done = true
-      cb(null, resultOf(rows as Rows))
-    }
-    q.reject = (err: unknown) => {
-      q.active = false
-      if (done) return
-      done = true
-      cb(err ?? new Error('query failed'))
-    }
+    q.rmDone = cb
+    q.resolve = textResolve
+    q.reject = textReject
     conn.current = q
     q.handler(q)
   }

@@ -32,6 +32,8 @@ interface Q extends PgJsQuery {
   rmScope?: CapturedScope
   /** The connection it was last sent on (for `query.cancel()`). */
   rmConn?: PostgresConn
+  /** While the router runs it: where its outcome goes (see {@link runRoutedStatement}). */
+  rmDone?: ((err: unknown, result?: unknown) => void) | undefined
 }
 
 /** Where a routed statement ({@link RoutedStatement}) carries its postgres.js query. */
@@ -78,23 +80,32 @@ export function runRoutedStatement(
     cb(cancelledError())
     return
   }
-  // postgres.js may report a query failed more than once (a connection lost while connecting, then closed): the first outcome counts.
-  let done = false
-  q.resolve = (x: unknown) => {
-    q.active = false
-    if (done) return
-    done = true
-    cb(null, x)
-  }
-  q.reject = (e: unknown) => {
-    q.active = false
-    if (done) return
-    done = true
-    cb(e ?? new Error('query failed'))
-  }
+  q.rmDone = cb
+  q.resolve = routedResolve
+  q.reject = routedReject
   q.rmConn = conn
   conn.current = q
   connHandler(conn)(q)
+}
+
+/**
+ * A routed query's `resolve` and `reject` while the router runs it (postgres.js calls them as its
+ * methods): the outcome goes to the router's callback, once — postgres.js may report a query
+ * failed twice (a connection lost while connecting, then closed). Shared, so that sending a query
+ * allocates no closure.
+ */
+function routedResolve(this: Q, x: unknown): void {
+  this.active = false
+  const done = this.rmDone
+  this.rmDone = undefined
+  done?.(null, x)
+}
+
+function routedReject(this: Q, e: unknown): void {
+  this.active = false
+  const done = this.rmDone
+  this.rmDone = undefined
+  done?.(e ?? new Error('query failed'))
 }
 
 function cancelledError(): Error {
