@@ -182,7 +182,10 @@ export function beginOptionsOf(text: string): { readOnly?: boolean; isolation?: 
  * `.cancel()` —, `sql.unsafe`, the helpers `sql(identifier)`, `sql(object, ...columns)`,
  * `sql.json`, `sql.array`, `sql.typed`) whose statements run on a connection chosen by the
  * caller's scope (the scope the query was built in: a postgres.js query runs when awaited, which
- * may be after its scope callback returned it), checked out for the statement and given back when it completes; with
+ * may be after its scope callback returned it). A read in a `readOnly` scope outside a
+ * transaction runs as `router.query` runs one there (`FacadeHost.read`: a replica's read-only
+ * pool, one retry elsewhere after a connection error); other statements, cursors, `forEach` and
+ * streams check a connection out for the statement and give it back when it completes; with
  * routemate's read-only guard on read-only connections, passive health and `queryTimeoutMs`
  * (not for cursors). `sql.begin(options?, fn)` is `router.transaction` (its `'read only'`,
  * `'read write'` and isolation level options taken as its options): on the primary, or inside a
