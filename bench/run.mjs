@@ -18,7 +18,7 @@ import { parseArgs, selectedParts, USAGE } from './lib/args.mjs'
 import { runScript, startWorker } from './lib/child.mjs'
 import { MARIADB_VARIANTS } from './lib/mariadb-throughput.mjs'
 import { MYSQL_BASE, MYSQL_POINT_TABLE_SQL, MYSQL_SHAPES, MYSQL_VARIANTS } from './lib/mysql-throughput.mjs'
-import { PGJS_VARIANTS } from './lib/postgresjs-throughput.mjs'
+import { PGJS_BASELINES, PGJS_VARIANTS } from './lib/postgresjs-throughput.mjs'
 import {
   RYW_BASE,
   RYW_MYSQL_TABLE_SQL,
@@ -213,7 +213,7 @@ async function postgresJsThroughput(opts, log, pgCluster) {
     concurrency: opts.concurrency,
     max: opts.max,
   }
-  return alternate({ names, config, opts, log })
+  return alternate({ names, config, opts, log, base: (name) => PGJS_BASELINES[name] })
 }
 
 /** One MariaDB cluster (primary + 2 GTID replicas) shared by the mysql2 and position-mysql parts. */
@@ -434,13 +434,26 @@ function report(result, log) {
       s.medianPairedRatio.toFixed(3),
       fmt(s.medianClientCpuUsPerQuery, 1),
     ])
-    log(table(['variant', 'median q/s', 'range', 'ratio vs A', 'paired ratio', 'client CPU us/q'], rows))
-    const b = pj.summary['pgjs-router']
-    if (b !== undefined)
+    log(table(['variant', 'median q/s', 'range', 'ratio vs base', 'paired ratio', 'client CPU us/q'], rows))
+    log('(base: A for B and E, C for D: the same statement on the wire)')
+    for (const [key, tag] of [
+      ['pgjs-router', 'B/A (router.sql)'],
+      ['pgjs-router-query', 'D/C (router.query)'],
+      ['pgjs-raw-als', 'E/A (raw + ALS, no router)'],
+    ]) {
+      const b = pj.summary[key]
+      if (b === undefined) continue
       log(
-        `postgres.js B/A = ${b.ratioOfMedians.toFixed(3)} (ratio of medians), ${b.medianPairedRatio.toFixed(3)} (median of per-round ratios); ` +
-          `target >= ${TARGET_RATIO}: ${b.ratioOfMedians >= TARGET_RATIO ? 'MET' : 'NOT MET'}`,
+        `postgres.js ${tag} = ${b.ratioOfMedians.toFixed(3)} (ratio of medians), ${b.medianPairedRatio.toFixed(3)} (median of per-round ratios)` +
+          (key === 'pgjs-raw-als'
+            ? ''
+            : `; target >= ${TARGET_RATIO}: ${b.ratioOfMedians >= TARGET_RATIO ? 'MET' : 'NOT MET'}`),
       )
+    }
+    const rq = pj.summary['pgjs-router-query']
+    const raw = pj.summary['pgjs-raw']
+    if (rq !== undefined && raw !== undefined)
+      log(`postgres.js D/A (router.query vs raw tagged sql) = ${(rq.medianQps / raw.medianQps).toFixed(3)}`)
     log(`queries per node: ${JSON.stringify(pj.distribution)}`)
   }
 

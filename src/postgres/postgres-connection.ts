@@ -49,6 +49,8 @@ export interface PostgresConn {
   socket: Socket | undefined
   /** The last statement sent on it (its `state` carries the backend key for cancel requests). */
   current: PgJsQuery | undefined
+  /** postgres.js's own handler of the instance (taken from its first query; statements are handed to it directly). */
+  handler?: ((q: never) => void) | undefined
   /** The server closed it, or it failed: never handed out again. */
   broken: boolean
   /** Checkouts so far; when it connected and when it last went idle (`Date.now()`). */

@@ -36,7 +36,13 @@ import {
 import { classifyPostgresError, connectionLost } from './postgres-errors.js'
 import { PostgresNodePool } from './postgres-node-pool.js'
 import { checkPostgresPoolOptions, connectionOptionsOf } from './postgres-options.js'
-import { createRoutedSql, type RoutedSql } from './postgres-sql-facade.js'
+import {
+  createRoutedSql,
+  isRoutedStatement,
+  type RoutedSql,
+  type RoutedStatement,
+  runRoutedStatement,
+} from './postgres-sql-facade.js'
 
 /** Options of {@link postgresDriver}. */
 export interface PostgresDriverOptions {
@@ -86,6 +92,36 @@ type Rows = Array<Record<string, unknown>> & {
   count: number | null
   command: string
   columns?: postgres.ColumnList<string>
+}
+
+/** A postgres.js query as the driver sends it itself (postgres.js's own fields). */
+interface Q extends PgJsQuery {
+  executed: boolean
+  active: boolean
+  handler: (q: Q) => void
+  resolve: (x: unknown) => void
+  reject: (e: unknown) => void
+  /** Where its outcome goes (see `executeCallback`). */
+  rmDone?: ((err: unknown, result?: QueryResult & PostgresResultFields) => void) | undefined
+}
+
+/**
+ * `resolve` and `reject` of a query sent by `executeCallback` (postgres.js calls them as its
+ * methods): the outcome goes to the router's callback once — postgres.js may report a query failed
+ * twice (a connection lost while connecting, then closed). Shared: no closure per statement.
+ */
+function textResolve(this: Q, rows: unknown): void {
+  this.active = false
+  const done = this.rmDone
+  this.rmDone = undefined
+  done?.(null, resultOf(rows as Rows))
+}
+
+function textReject(this: Q, err: unknown): void {
+  this.active = false
+  const done = this.rmDone
+  this.rmDone = undefined
+  done?.(err ?? new Error('query failed'))
 }
 
 function resultOf(rows: Rows): QueryResult & PostgresResultFields {
@@ -151,26 +187,43 @@ class PostgresDriverImpl implements PostgresDriver {
     stmt: Statement,
     params: readonly unknown[] | undefined,
   ): Promise<QueryResult & PostgresResultFields> {
-    if (conn.broken) return Promise.reject(connectionLost())
-    if (typeof stmt !== 'string')
-      return Promise.reject(
-        new TypeError('the postgres.js driver runs SQL text only (use router.sql() for more)'),
-      )
-    const q = conn.sql.unsafe(stmt, (params ?? []) as postgres.ParameterOrJSON<never>[])
-    conn.current = q as unknown as PgJsQuery
-    return (q as unknown as Promise<Rows>).then(resultOf)
+    return new Promise((resolve, reject) => {
+      this.executeCallback(conn, stmt, params, (err, result) => {
+        if (err == null) resolve(result as QueryResult & PostgresResultFields)
+        else reject(err)
+      })
+    })
   }
 
+  /**
+   * Runs one statement on `conn` without a promise: the postgres.js query is handed to the
+   * connection's own handler at once (not when awaited) and reports to `cb`. A routed
+   * `router.sql()` query ({@link RoutedStatement}) gets postgres.js's result as it is.
+   */
   executeCallback(
     conn: PostgresConn,
     stmt: Statement,
     params: readonly unknown[] | undefined,
     cb: (err: unknown, result?: QueryResult & PostgresResultFields) => void,
   ): void {
-    this.execute(conn, stmt, params).then(
-      (r) => cb(null, r),
-      (err: unknown) => cb(err ?? new Error('query failed')),
-    )
+    if (typeof stmt !== 'string') {
+      if (isRoutedStatement(stmt))
+        runRoutedStatement(conn, stmt, cb as (err: unknown, result?: unknown) => void)
+      else cb(new TypeError('the postgres.js driver runs SQL text only (use router.sql() for more)'))
+      return
+    }
+    if (conn.broken) {
+      cb(connectionLost())
+      return
+    }
+    const q = conn.sql.unsafe(stmt, (params ?? []) as postgres.ParameterOrJSON<never>[]) as unknown as Q
+    // Sent now, by the instance's handler, as awaiting it would (without its promise and tick).
+    q.executed = true
+    q.rmDone = cb
+    q.resolve = textResolve
+    q.reject = textReject
+    conn.current = q
+    q.handler(q)
   }
 
   #probeOps(node: DriverNodeOptions): ProbeConnectionOps<PostgresConn> {

@@ -2,6 +2,7 @@ import type postgres from 'postgres'
 import { sendCancelRequest } from '../pg/pg-cancel.js'
 import type { IsolationLevel } from '../router/driver.js'
 import type { CapturedScope, FacadeHost, ScopedConnection } from '../router/facade-host.js'
+import type { Statement } from '../router/statement.js'
 import type { PgJsQuery, PostgresConn } from './postgres-connection.js'
 import { classifyPostgresError, connectionLost } from './postgres-errors.js'
 
@@ -19,13 +20,96 @@ interface Q extends PgJsQuery {
   options: { simple?: boolean; prepare?: boolean }
   handler: Handler
   executed: boolean
+  active: boolean
   cancelled: unknown
   cursorRows?: number
   cursorFn?: unknown
+  forEachFn?: unknown
+  streaming?: boolean
   resolve: (x: unknown) => void
   reject: (e: unknown) => void
   /** The routing scope the query was built in (it runs by it, whenever it is awaited). */
   rmScope?: CapturedScope
+  /** The connection it was last sent on (for `query.cancel()`). */
+  rmConn?: PostgresConn
+  /** While the router runs it: where its outcome goes (see {@link runRoutedStatement}). */
+  rmDone?: ((err: unknown, result?: unknown) => void) | undefined
+}
+
+/** Where a routed statement ({@link RoutedStatement}) carries its postgres.js query. */
+const QUERY = Symbol('routemate.postgres.js query')
+
+/** A statement with the extended protocol (one statement at most), for the read-only guard: see `runsOneStatement`. */
+const EXTENDED: readonly unknown[] = Object.freeze([true])
+const SIMPLE: readonly unknown[] = Object.freeze([])
+
+/**
+ * A `router.sql()` query handed to the router's own read path (`FacadeHost.read`): `text` is what
+ * the read-only guard checks, `values` says whether postgres.js sends it with the extended
+ * protocol (one statement at most); the driver's `execute` runs the query itself on the checked-out
+ * connection (see {@link runRoutedStatement}).
+ */
+export interface RoutedStatement {
+  readonly text: string
+  readonly values: readonly unknown[]
+  readonly [QUERY]: Q
+}
+
+/** Whether `stmt` is a {@link RoutedStatement}. */
+export function isRoutedStatement(stmt: unknown): stmt is RoutedStatement {
+  return typeof stmt === 'object' && stmt !== null && QUERY in stmt
+}
+
+/**
+ * Runs a routed `router.sql()` query on `conn`, checked out for it by the router: hands it to
+ * postgres.js's own handler of the connection, and gives its outcome to `cb` instead of the
+ * query's promise (which the facade settles once the router is done with it, after a retry
+ * elsewhere if any). No promise of its own.
+ */
+export function runRoutedStatement(
+  conn: PostgresConn,
+  stmt: RoutedStatement,
+  cb: (err: unknown, result?: unknown) => void,
+): void {
+  const q = stmt[QUERY]
+  if (conn.broken) {
+    cb(connectionLost())
+    return
+  }
+  if (q.cancelled) {
+    cb(cancelledError())
+    return
+  }
+  q.rmDone = cb
+  q.resolve = routedResolve
+  q.reject = routedReject
+  q.rmConn = conn
+  conn.current = q
+  connHandler(conn)(q)
+}
+
+/**
+ * A routed query's `resolve` and `reject` while the router runs it (postgres.js calls them as its
+ * methods): the outcome goes to the router's callback, once — postgres.js may report a query
+ * failed twice (a connection lost while connecting, then closed). Shared, so that sending a query
+ * allocates no closure.
+ */
+function routedResolve(this: Q, x: unknown): void {
+  this.active = false
+  const done = this.rmDone
+  this.rmDone = undefined
+  done?.(null, x)
+}
+
+function routedReject(this: Q, e: unknown): void {
+  this.active = false
+  const done = this.rmDone
+  this.rmDone = undefined
+  done?.(e ?? new Error('query failed'))
+}
+
+function cancelledError(): Error {
+  return Object.assign(new Error('57014: canceling statement due to user request'), { code: '57014' })
 }
 
 type Handler = ((q: Q) => void) & { debug?: unknown }
@@ -42,17 +126,12 @@ interface Pinned {
   readonly sc: ScopedConnection<PostgresConn>
 }
 
-/** The connection a dispatched query runs on (for `query.cancel()`). */
-const dispatchedOn = new WeakMap<Q, PostgresConn>()
-
 /** postgres.js's own handler of a connection's one-connection instance (it queues statements and pipelines them). */
-const handlers = new WeakMap<PostgresConn, Handler>()
-
 function connHandler(conn: PostgresConn): Handler {
-  let h = handlers.get(conn)
+  let h = conn.handler as Handler | undefined
   if (h === undefined) {
     h = (conn.sql.unsafe('') as unknown as Q).handler
-    handlers.set(conn, h)
+    conn.handler = h
   }
   return h
 }
@@ -103,7 +182,10 @@ export function beginOptionsOf(text: string): { readOnly?: boolean; isolation?: 
  * `.cancel()` —, `sql.unsafe`, the helpers `sql(identifier)`, `sql(object, ...columns)`,
  * `sql.json`, `sql.array`, `sql.typed`) whose statements run on a connection chosen by the
  * caller's scope (the scope the query was built in: a postgres.js query runs when awaited, which
- * may be after its scope callback returned it), checked out for the statement and given back when it completes; with
+ * may be after its scope callback returned it). A read in a `readOnly` scope outside a
+ * transaction runs as `router.query` runs one there (`FacadeHost.read`: a replica's read-only
+ * pool, one retry elsewhere after a connection error); other statements, cursors, `forEach` and
+ * streams check a connection out for the statement and give it back when it completes; with
  * routemate's read-only guard on read-only connections, passive health and `queryTimeoutMs`
  * (not for cursors). `sql.begin(options?, fn)` is `router.transaction` (its `'read only'`,
  * `'read write'` and isolation level options taken as its options): on the primary, or inside a
@@ -139,7 +221,7 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
   }
 
   const canceller = (q: Q): Promise<void> => {
-    const conn = dispatchedOn.get(q)
+    const conn = q.rmConn
     const state = q.state
     if (
       conn === undefined ||
@@ -149,9 +231,7 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
     ) {
       if (!q.executed || conn === undefined) {
         q.cancelled = true
-        q.reject(
-          Object.assign(new Error('57014: canceling statement due to user request'), { code: '57014' }),
-        )
+        q.reject(cancelledError())
       }
       return Promise.resolve()
     }
@@ -215,7 +295,7 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
         },
       })
     }
-    dispatchedOn.set(q, conn)
+    q.rmConn = conn
     conn.current = q
     connHandler(conn)(q)
   }
@@ -320,8 +400,34 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
     return r
   }
 
-  /** The routed handler: one checkout per statement, by the caller's scope. */
+  /**
+   * The routed handler, by the scope the query was built in: a read outside a transaction runs as
+   * `router.query` runs it (`FacadeHost.read`: one job on the chosen replica, retried elsewhere
+   * after a connection error); anything else — writes, cursors, `forEach` and streams (whose
+   * rows may have reached the caller before a failure) — checks a connection out for the statement.
+   */
   const routed: Handler = (q) => {
+    if (
+      host.read !== undefined &&
+      q.cursorRows === undefined &&
+      q.cursorFn === undefined &&
+      q.forEachFn === undefined &&
+      q.streaming !== true &&
+      !q.cancelled
+    ) {
+      const stmt: RoutedStatement = {
+        text: textOf(q),
+        values: q.options.simple === true ? SIMPLE : EXTENDED,
+        [QUERY]: q,
+      }
+      const res = q.resolve
+      const rej = q.reject
+      const p = host.read(q.rmScope, stmt as unknown as Statement)
+      if (p !== undefined) {
+        p.then(res, rej)
+        return
+      }
+    }
     host.connect(q.rmScope).then(
       (sc) =>
         runOn(sc, q, (err) => {

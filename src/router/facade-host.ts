@@ -70,6 +70,16 @@ export interface FacadeHost<Conn = unknown> {
   /** The caller's routing scope, for a later `connect(scope)`. */
   captureScope(): CapturedScope
   /**
+   * Runs one statement built in `scope` (taken with {@link FacadeHost.captureScope}) as
+   * `router.query` runs it there, when that scope routes it as a read outside a transaction (a
+   * `readOnly` scope, or a pool default that reads): a replica's read-only pool (or the fallback),
+   * the read-only guard, one retry elsewhere after a connection error, passive health,
+   * `queryTimeoutMs`. Returns `undefined` for any other scope (a transaction, the primary): the
+   * facade then checks a connection out with `connect(scope)`. The hot path of a routed read: one
+   * job on the node, no checkout promise.
+   */
+  read?(scope: CapturedScope, sql: Statement, params?: readonly unknown[]): Promise<QueryResult> | undefined
+  /**
    * Runs `fn` in a transaction, like `router.transaction` (a savepoint when nested; read-only on a
    * replica inside a `readOnly` scope unless `readOnly: false`); inside `fn`, `connect()` returns
    * the transaction's connection.
@@ -138,6 +148,15 @@ export function routerFacadeHost(
         scope.length === 0 ? core.als.getStore() : (scope[0] as Scope | undefined),
       ),
     captureScope: () => core.als.getStore() as unknown as CapturedScope,
+    read: (captured, sql, params) => {
+      const caller = captured as Scope | undefined
+      const scope = defaultScope?.(caller) ?? caller
+      if (scope === undefined || scope.mode !== 'read' || scope.tx !== undefined) return undefined
+      if (core.closed) return Promise.reject(new RouterClosedError())
+      const cluster = scope.cluster ?? core.defaultCluster
+      if (cluster === undefined) return Promise.reject(new ShardKeyRequiredError())
+      return reads.read(cluster, scope, sql, params)
+    },
     transaction: (fn, options) => router.transaction(() => fn(), options),
     counts: () => {
       const sum = { total: 0, idle: 0, waiting: 0 }
