@@ -218,10 +218,7 @@ export class ReadPath {
       }
       if (replay === undefined || !this.#driver.positionReached(replay, token)) return undefined
       node.replayed(replay)
-      const started = performance.now()
-      const result = await node.execute(conn, sql, params)
-      node.observe(performance.now() - started)
-      return result
+      return await node.runOn(conn, sql, params)
     } catch (err) {
       destroy = mustClose(this.#driver, err)
       if (isNodeFailure(classifyError(this.#driver, err))) {
