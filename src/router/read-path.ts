@@ -1,3 +1,4 @@
+import { caughtUpReplica, chooseCatchUp, waitForCatchUp } from '../consistency/catch-up.js'
 import { NoHealthyReplicaError } from '../errors/no-healthy-replica-error.js'
 import type { Cluster } from './cluster.js'
 import type { Driver, QueryResult } from './driver.js'
@@ -169,14 +170,11 @@ export class ReadPath {
     let node: RouterNode | undefined
     if (token !== UNKNOWN_POSITION && c.length > 0) {
       const picked = (c.length === 1 ? c[0] : cluster.balancer.pick(c)) as RouterNode
-      if (this.#replayed(picked, token)) node = picked
-      else node = c.find((n) => this.#replayed(n, token))
-      if (node === undefined) {
-        // Not known from probes yet: ask the replica least behind (the balancer's pick on a tie).
-        let best = picked
-        for (const n of c)
-          if ((n.lagMs ?? Number.POSITIVE_INFINITY) < (best.lagMs ?? Number.POSITIVE_INFINITY)) best = n
-        const served = await this.#readIfCaughtUp(cluster, best, token, sql, params)
+      const choice = chooseCatchUp(this.#driver, c as readonly RouterNode[], picked, token)
+      if (choice.known) node = choice.node
+      else {
+        // Not known from probes yet: ask the replica least behind.
+        const served = await this.#readIfCaughtUp(cluster, choice.node, token, sql, params)
         if (served !== undefined) return served
       }
     }
@@ -207,24 +205,13 @@ export class ReadPath {
     }
     let destroy = false
     try {
-      let replay: string | undefined
-      try {
-        replay = await this.#driver.waitForPosition(conn, token, maxWaitMs)
-      } catch (err) {
-        // A statement error here means the token is not a position this server understands (a
-        // tampered or foreign token): read from the primary. Connection errors go on below.
-        if (isNodeFailure(classifyError(this.#driver, err))) throw err
-        return undefined
-      }
-      if (replay === undefined || !this.#driver.positionReached(replay, token)) return undefined
+      const replay = await waitForCatchUp(this.#driver, conn, token, maxWaitMs, this.#nodeFailure)
+      if (replay === undefined) return undefined
       node.replayed(replay)
-      const started = performance.now()
-      const result = await node.execute(conn, sql, params)
-      node.observe(performance.now() - started)
-      return result
+      return await node.runOn(conn, sql, params)
     } catch (err) {
       destroy = mustClose(this.#driver, err)
-      if (isNodeFailure(classifyError(this.#driver, err))) {
+      if (this.#nodeFailure(err)) {
         statementFailed(this.#core, cluster, node, err, true)
         return undefined // read it from the primary instead
       }
@@ -245,24 +232,24 @@ export class ReadPath {
       const token = ryw.mode === 'position' ? session.positions.get(cluster.name) : undefined
       if (token !== undefined) {
         if (token === UNKNOWN_POSITION) return this.#rywPrimary(cluster)
-        const caughtUp = c.find((n) => this.#replayed(n, token))
-        return caughtUp ?? this.#rywPrimary(cluster)
+        return (
+          (caughtUpReplica(this.#driver, c, token) as RouterNode | undefined) ?? this.#rywPrimary(cluster)
+        )
       }
     }
     if (c.length === 0) return this.#fallback(cluster, scope?.fallback)
     return c.length === 1 ? (c[0] as RouterNode) : (cluster.balancer.pick(c) as RouterNode)
   }
 
-  /** Whether a replica's last probed replay position has reached the session's `token`. */
-  #replayed(node: RouterNode, token: string): boolean {
-    return node.position !== undefined && this.#driver.positionReached(node.position, token)
-  }
+  /** Whether an error means the node (or the connection) failed: see `isNodeFailure`. */
+  readonly #nodeFailure = (err: unknown): boolean => isNodeFailure(classifyError(this.#driver, err))
 
   /** For a retry of a session's read: another replica that replayed `token`, else the usable primary. */
   #caughtUpOther(cluster: Cluster, failed: RouterNode, token: string): RouterNode | undefined {
     if (this.#core.closed) return undefined
     if (token !== UNKNOWN_POSITION) {
-      for (const n of cluster.candidates) if (n !== failed && this.#replayed(n, token)) return n
+      const other = caughtUpReplica(this.#driver, cluster.candidates as readonly RouterNode[], token, failed)
+      if (other !== undefined) return other
     }
     const p = cluster.primary
     if (p === undefined || !p.available) return undefined

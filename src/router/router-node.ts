@@ -588,12 +588,20 @@ export class RouterNode<Conn = unknown> implements NodeView, MonitoredNode {
       job.resolve(res as QueryResult)
       return
     }
-    this.observe(ms, false)
     const cls = this.#classify(err)
+    const failure = this.#failed(err, cls, ms, job.write)
     job.pool.release(conn, destroy ?? (cls === 'connection' || cls === 'timeout'))
-    job.reject(
-      job.write && cls === 'connection' ? new WriteOutcomeUnknownError(this.name, this.cluster, err) : err,
-    )
+    job.reject(failure)
+  }
+
+  /**
+   * The one ending of a failed statement, for `run` and `runOn`: observed (`ms`, ok false) and
+   * mapped — for a `write`, a connection error after it was sent becomes a
+   * `WriteOutcomeUnknownError`; other errors are returned untouched. Returns what to reject with.
+   */
+  #failed(err: unknown, cls: ErrorClass, ms: number, write: boolean): unknown {
+    this.observe(ms, false)
+    return write && cls === 'connection' ? new WriteOutcomeUnknownError(this.name, this.cluster, err) : err
   }
 
   /**
@@ -641,22 +649,28 @@ export class RouterNode<Conn = unknown> implements NodeView, MonitoredNode {
   }
 
   /**
-   * Runs one statement on a connection checked out with `acquire`, bounded by `queryTimeoutMs`
-   * (see {@link timed}). For a `write` (a session's write, a `COMMIT`), a connection error after
-   * it was sent becomes a `WriteOutcomeUnknownError`. Other driver errors are thrown untouched.
+   * Runs one statement on a connection checked out with `acquire` (a session's write, the
+   * read-your-writes catch-up read, a transaction's statements): the one path of a statement on a
+   * held connection. Bounded by `queryTimeoutMs` (see {@link timed}); observed once, with its
+   * duration and outcome, as `run` observes its statements (`onQuery`, latency, the balancer). For
+   * a `write` (a session's write, a `COMMIT`), a connection error after it was sent becomes a
+   * `WriteOutcomeUnknownError`. Other driver errors are thrown untouched. The caller releases
+   * `conn`.
    */
-  execute(
+  runOn(
     conn: Conn,
     stmt: Statement,
     params: readonly unknown[] | undefined,
     write = false,
   ): Promise<QueryResult> {
     return new Promise<QueryResult>((resolve, reject) => {
+      const started = performance.now()
       const done = this.timed<QueryResult>(conn, write, (err, res) => {
-        if (err == null) resolve(res as QueryResult)
-        else if (write && this.#classify(err) === 'connection')
-          reject(new WriteOutcomeUnknownError(this.name, this.cluster, err))
-        else reject(err)
+        const ms = performance.now() - started
+        if (err == null) {
+          this.observe(ms)
+          resolve(res as QueryResult)
+        } else reject(this.#failed(err, this.#classify(err), ms, write))
       })
       let p: Promise<QueryResult>
       try {

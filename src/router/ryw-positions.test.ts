@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createRouter } from '../index.js'
+import type { QueryObservation } from './router-node.js'
 import type { Driver, DriverPool } from './driver.js'
 
 /**
@@ -67,6 +68,39 @@ const positionOf = (token: string | undefined): string =>
   JSON.parse(Buffer.from(String(token).split('.')[1] ?? '', 'base64url').toString()).p.default
 
 describe('read-your-writes positions (fake driver)', () => {
+  it('every statement sent on a held connection reaches onQuery once, with its duration and outcome (a failed session write, a failed catch-up read)', async () => {
+    const { driver, state } = positionDriver({ reply: true })
+    const execute = driver.execute
+    driver.execute = async (conn, stmt, params) => {
+      if (!String(stmt).includes('fail')) return execute(conn, stmt, params)
+      await new Promise((r) => setImmediate(r))
+      throw new Error('statement failed')
+    }
+    state.replayed = 10 // the replica is ahead of the session: its reads are caught-up reads there
+    const router = makeRouter(driver)
+    const seen: QueryObservation[] = []
+    router.onQuery((o) => seen.push(o))
+    try {
+      await router.session(async () => {
+        await router.query('INSERT INTO t VALUES (1)')
+        await expect(router.query('INSERT INTO fail VALUES (1)')).rejects.toThrow('statement failed')
+        // The first read checks the replica's position on its connection (a catch-up read).
+        await expect(router.readOnly(() => router.query('SELECT fail'))).rejects.toThrow('statement failed')
+        await router.readOnly(() => router.query('SELECT 1'))
+      })
+      expect(seen.map((o) => [o.node, o.role, o.ok])).toEqual([
+        ['primary', 'primary', true],
+        ['primary', 'primary', false],
+        ['replica1', 'replica', false],
+        ['replica1', 'replica', true],
+      ])
+      expect(seen.every((o) => o.durationMs >= 0)).toBe(true)
+      expect(router.stats().clusters[0]?.readYourWritesRedirects).toBe(0)
+    } finally {
+      await router.close()
+    }
+  })
+
   it('a write reads no position; concurrent sessions that then read share position reads, each covering its own write', async () => {
     const { driver, state } = positionDriver()
     const router = makeRouter(driver)

@@ -283,13 +283,13 @@ describe('queryTimeoutMs (RouterNode, fake driver, fake timers)', () => {
     expect(await write).toBe(dup)
   })
 
-  it('execute on a checked-out connection: a cancel not confirmed makes release close it; a confirmed one keeps it', async () => {
+  it('runOn on a checked-out connection: a cancel not confirmed makes release close it; a confirmed one keeps it', async () => {
     vi.useFakeTimers()
     const h = harness({ queryTimeoutMs: 100 })
     const a = await h.node.acquire()
     const b = await h.node.acquire()
-    const pa = h.node.execute(a, 'SELECT 1', undefined).catch((e: unknown) => e)
-    const pb = h.node.execute(b, 'COMMIT', undefined, true).catch((e: unknown) => e)
+    const pa = h.node.runOn(a, 'SELECT 1', undefined).catch((e: unknown) => e)
+    const pb = h.node.runOn(b, 'COMMIT', undefined, true).catch((e: unknown) => e)
     await vi.advanceTimersByTimeAsync(100)
     h.cancels.find((c) => c.id === a.id)?.settle(true)
     h.cancels.find((c) => c.id === b.id)?.settle(false)
@@ -305,11 +305,11 @@ describe('queryTimeoutMs (RouterNode, fake driver, fake timers)', () => {
     ])
   })
 
-  it('execute: a COMMIT that loses its connection is a WriteOutcomeUnknownError', async () => {
+  it('runOn: a COMMIT that loses its connection is a WriteOutcomeUnknownError', async () => {
     vi.useFakeTimers()
     const h = harness({ queryTimeoutMs: 0 })
     const c = await h.node.acquire()
-    const p = h.node.execute(c, 'COMMIT', undefined, true).catch((e: unknown) => e)
+    const p = h.node.runOn(c, 'COMMIT', undefined, true).catch((e: unknown) => e)
     h.finish(c, LOST)
     expect(await p).toBeInstanceOf(WriteOutcomeUnknownError)
     h.node.release(c, true)

@@ -103,13 +103,9 @@ export class TransactionContext<Conn = unknown> implements Transaction {
    */
   async exec(sql: Statement, params?: readonly unknown[], write = false): Promise<QueryResult> {
     if (this.#lost !== undefined) throw this.#lost
-    const started = performance.now()
     try {
-      const r = await this.routerNode.execute(this.conn, sql, params, write)
-      this.routerNode.observe(performance.now() - started)
-      return r
+      return await this.routerNode.runOn(this.conn, sql, params, write)
     } catch (err) {
-      this.routerNode.observe(performance.now() - started, false)
       throw this.fail(err)
     }
   }

@@ -65,14 +65,11 @@ async function runOnOwnConnection(
   const conn = await acquireConnection(core, cluster, node, false, false)
   let destroy = false
   try {
-    const started = performance.now()
     if (session !== undefined) startWrite(core, conn)
-    const result = await node.execute(conn, sql, params, true)
-    node.observe(performance.now() - started)
+    const result = await node.runOn(conn, sql, params, true)
     if (session !== undefined) recordWrite(core, cluster, session, conn)
     return result
   } catch (err) {
-    node.observe(0, false)
     destroy = mustClose(core.driver, err)
     throw statementFailed(core, cluster, node, err, false)
   } finally {
