@@ -18,7 +18,7 @@ const DEFAULTS = {
   readsPerSession: 10,
   mysqlShape: 'point',
   mysqlVariants:
-    'mysql-raw,mysql-cluster,mysql-router,mysql-router-pool,mysql-raw-execute,mysql-cluster-execute,mysql-router-execute',
+    'mysql-raw,mysql-cluster,mysql-router,mysql-router-pool,mysql-raw-execute,mysql-cluster-execute,mysql-router-execute,mysql-raw-checkout',
 }
 
 /** The parts of a full run, in the order they run; `--only` picks some of them. */

@@ -17,6 +17,9 @@
  *  - mysql-raw-execute:     as mysql-raw with `pool.execute` (prepared statements, binary protocol)
  *  - mysql-cluster-execute: as mysql-cluster with `execute`
  *  - mysql-router-execute:  `router.readOnly(() => router.pool().execute(sql, params))`
+ *  - mysql-raw-checkout:    as mysql-raw through mysql2's callback pool: `getConnection`, then
+ *                           `conn.query(sql, params, cb)` released in the callback, one promise per
+ *                           query (the path the router's driver takes; mysql2's `pool.query` is slower)
  */
 import mysql from 'mysql2/promise'
 import { createRouter } from '../../dist/index.js'
@@ -51,6 +54,7 @@ export const MYSQL_VARIANTS = Object.freeze({
   'mysql-raw-execute': 'E  raw mysql2/promise createPool x2, random, execute',
   'mysql-cluster-execute': 'F  mysql2 PoolCluster of(REPLICA*, RANDOM), execute',
   'mysql-router-execute': 'G  router.readOnly(() => router.pool().execute())',
+  'mysql-raw-checkout': 'H  raw mysql2 callback getConnection + conn.query x2, random',
 })
 
 /** Each variant's baseline: the raw pools with the same protocol (text `query` or prepared `execute`). */
@@ -62,6 +66,7 @@ export const MYSQL_BASE = Object.freeze({
   'mysql-raw-execute': 'mysql-raw-execute',
   'mysql-cluster-execute': 'mysql-raw-execute',
   'mysql-router-execute': 'mysql-raw-execute',
+  'mysql-raw-checkout': 'mysql-raw',
 })
 
 const noop = () => {}
@@ -99,6 +104,39 @@ export async function createMysqlVariant(name, { primary, replicas, concurrency,
       const p = params(i)
       if (execute) return p === undefined ? pools[k].execute(sql) : pools[k].execute(sql, p)
       return p === undefined ? pools[k].query(sql) : pools[k].query(sql, p)
+    }
+    return looped(
+      name,
+      op,
+      concurrency,
+      () => Object.fromEntries(served.map((n, k) => [`replica${k + 1}`, n])),
+      () => Promise.all(pools.map((p) => p.end())),
+    )
+  }
+  if (name === 'mysql-raw-checkout') {
+    const pools = replicas.map((uri) => {
+      const pool = mysql.createPool({ uri, ...sizeOptions(max) })
+      pool.on('connection', (conn) => conn.on('error', noop))
+      return pool
+    })
+    const cores = pools.map((p) => p.pool)
+    const served = pools.map(() => 0)
+    const op = (i) => {
+      const k = Math.floor(Math.random() * cores.length)
+      served[k]++
+      const p = params(i)
+      return new Promise((resolve, reject) => {
+        cores[k].getConnection((err, conn) => {
+          if (err) return reject(err)
+          const done = (e, rows) => {
+            conn.release()
+            if (e) reject(e)
+            else resolve(rows)
+          }
+          if (p === undefined) conn.query(sql, done)
+          else conn.query(sql, p, done)
+        })
+      })
     }
     return looped(
       name,
