@@ -2,7 +2,7 @@ import { RouterClosedError } from '../errors/router-closed-error.js'
 import { RouterNotReadyError } from '../errors/router-not-ready-error.js'
 import type { Cluster } from './cluster.js'
 import { checkKeys, checkMs, checkObject } from './config-checks.js'
-import type { RouterCore } from './router-core.js'
+import type { ReadyDeps } from './router-core.js'
 import type { RouterNode } from './router-node.js'
 
 /** Options of `router.ready`. */
@@ -32,7 +32,7 @@ export function primaryReady(cluster: Cluster): boolean {
  * (every half `intervalMs`) since nothing else probes them. The deadline timer is ref'd: the
  * caller is waiting on it.
  */
-export async function awaitReady(core: RouterCore, first: Promise<void>, options: unknown): Promise<void> {
+export async function awaitReady(core: ReadyDeps, first: Promise<void>, options: unknown): Promise<void> {
   const o = checkObject(options ?? {}, 'ready(options)', 'an object { timeoutMs? }')
   checkKeys(o, 'ready(options)', ['timeoutMs'])
   if (o.timeoutMs === undefined) return first
@@ -70,7 +70,7 @@ export async function awaitReady(core: RouterCore, first: Promise<void>, options
  * With health checks off: probes each primary not known good yet (one probe at a time, when
  * due); returns how long until the next one is due (`Infinity` when none is).
  */
-function probePrimaries(core: RouterCore): number {
+function probePrimaries(core: ReadyDeps): number {
   const now = Date.now()
   let next = Number.POSITIVE_INFINITY
   for (const c of core.clusters) {
@@ -99,7 +99,7 @@ function standingOf(cluster: Cluster, node: RouterNode): string {
 }
 
 /** The error of a `ready({ timeoutMs })` that gave up: what is missing, then every node's standing (URLs redacted). */
-function notReadyError(core: RouterCore, timeoutMs: number): RouterNotReadyError {
+function notReadyError(core: ReadyDeps, timeoutMs: number): RouterNotReadyError {
   const nodes: Record<string, string> = {}
   const lines: string[] = []
   for (const c of core.clusters) {

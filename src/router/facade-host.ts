@@ -5,7 +5,7 @@ import { readOnlyViolation } from './read-only-guard.js'
 import type { ReadPath } from './read-path.js'
 import {
   acquireConnection,
-  type RouterCore,
+  type FacadeDeps,
   readOnlyError,
   requirePrimary,
   statementFailed,
@@ -107,7 +107,7 @@ export interface FacadeHost<Conn = unknown> {
  * in a `readOnly` scope, writes refused, with that value's fallback (see `poolDefaultScope`).
  */
 export function routerFacadeHost(
-  core: RouterCore,
+  core: FacadeDeps,
   reads: ReadPath,
   router: Pick<FacadeHost, 'query' | 'close'> & {
     transaction<T>(
@@ -180,7 +180,7 @@ export function routerFacadeHost(
  * routes, by `defaultScope`).
  */
 async function connect(
-  core: RouterCore,
+  core: FacadeDeps,
   reads: ReadPath,
   deps: ScopedConnectionDeps,
   defaultScope: ((caller: Scope | undefined) => Scope | undefined) | undefined,

@@ -1,6 +1,6 @@
 import { RouterClosedError } from '../errors/router-closed-error.js'
 import type { Cluster } from './cluster.js'
-import type { RouterCore } from './router-core.js'
+import type { ReadyDeps } from './router-core.js'
 
 /**
  * Resolves once no replica of `cluster` is still in its first probe (`firstProbesPending`), so that
@@ -9,7 +9,10 @@ import type { RouterCore } from './router-core.js'
  * first probe always ends within `healthCheck.timeoutMs`; rejects with `RouterClosedError` if the
  * router is closed meanwhile.
  */
-export function afterFirstProbes(core: RouterCore, cluster: Cluster): Promise<void> {
+export function afterFirstProbes(
+  core: Pick<ReadyDeps, 'closed' | 'monitor'>,
+  cluster: Cluster,
+): Promise<void> {
   if (core.closed) return Promise.reject(new RouterClosedError())
   if (!cluster.firstProbesPending) return Promise.resolve()
   return new Promise<void>((resolve, reject) => {

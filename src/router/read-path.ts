@@ -8,7 +8,7 @@ import type { ResolvedConfig } from './resolved-config.js'
 import {
   acquireConnection,
   emitRetry,
-  type RouterCore,
+  type ReadDeps,
   readOnlyError,
   requirePrimary,
   statementFailed,
@@ -35,11 +35,11 @@ import { UNKNOWN_POSITION } from './write-path.js'
  * handles failures, so keep it free of `async`, closures and spread arguments.
  */
 export class ReadPath {
-  readonly #core: RouterCore
+  readonly #core: ReadDeps
   readonly #driver: Driver
   readonly #config: ResolvedConfig
 
-  constructor(core: RouterCore) {
+  constructor(core: ReadDeps) {
     this.#core = core
     this.#driver = core.driver
     this.#config = core.config

@@ -36,6 +36,31 @@ export interface RouterCore {
   readonly closed: boolean
 }
 
+/*
+ * What each module may use of the core (compile-time narrowing: the object is the router's one
+ * `RouterCore`, but a module sees only the fields it needs; widening one is a visible change).
+ */
+/** What recording a failed statement needs: error classes and passive health. */
+export type FailureDeps = Pick<RouterCore, 'driver' | 'monitor'>
+/** What emitting a `retry` event needs. */
+export type RetryDeps = Pick<RouterCore, 'events' | 'monitor'>
+/** What the read path (`ReadPath`) uses. */
+export type ReadDeps = Pick<RouterCore, 'closed' | 'config' | 'driver' | 'monitor' | 'events'>
+/** What the write path uses. */
+export type WriteDeps = Pick<RouterCore, 'config' | 'driver' | 'monitor'>
+/** What transactions (`TransactionRunner`) use. */
+export type TransactionDeps = Pick<
+  RouterCore,
+  'als' | 'closed' | 'config' | 'defaultCluster' | 'driver' | 'monitor' | 'events'
+>
+/** What the pool facade's host (`router.pool()`) uses. */
+export type FacadeDeps = Pick<
+  RouterCore,
+  'als' | 'closed' | 'clusters' | 'config' | 'defaultCluster' | 'driver' | 'events' | 'monitor'
+>
+/** What `router.ready()` and the first probes use. */
+export type ReadyDeps = Pick<RouterCore, 'closed' | 'clusters' | 'config' | 'monitor'>
+
 /**
  * The `ReadOnlyViolationError` of a write in a read-only scope: caught before sending it (no
  * `cause`), or rejected by the node `node` (the driver's error as `cause`).
@@ -75,7 +100,7 @@ export function requirePrimary(cluster: Cluster): RouterNode {
  * server rejected as a write, else the driver's error with the caller's stack appended.
  */
 export function statementFailed(
-  core: RouterCore,
+  core: FailureDeps,
   cluster: Cluster,
   node: RouterNode,
   err: unknown,
@@ -90,7 +115,7 @@ export function statementFailed(
 
 /** Emits the `retry` event: work that failed on `from` with `err` is tried once more on `to`. */
 export function emitRetry(
-  core: RouterCore,
+  core: RetryDeps,
   cluster: Cluster,
   from: RouterNode,
   to: RouterNode,
@@ -111,7 +136,7 @@ export function emitRetry(
  * sent: it rejects with `PrimaryUnavailableError`, the driver's error as `cause`.
  */
 export async function acquireConnection(
-  core: RouterCore,
+  core: FailureDeps,
   cluster: Cluster,
   node: RouterNode,
   readOnlyPool: boolean,

@@ -4,7 +4,7 @@ import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
 import type { Cluster } from './cluster.js'
 import type { IsolationLevel } from './driver.js'
 import type { ReadPath } from './read-path.js'
-import { acquireConnection, emitRetry, type RouterCore, requirePrimary } from './router-core.js'
+import { acquireConnection, emitRetry, type TransactionDeps, requirePrimary } from './router-core.js'
 import type { RouterNode } from './router-node.js'
 import { type Scope, startedInScope } from './scope.js'
 import { type Transaction, TransactionContext } from './transaction-context.js'
@@ -24,10 +24,10 @@ export interface TransactionOptions {
  * then COMMIT or ROLLBACK. A nested transaction becomes a savepoint. One per router.
  */
 export class TransactionRunner {
-  readonly #core: RouterCore
+  readonly #core: TransactionDeps
   readonly #reads: ReadPath
 
-  constructor(core: RouterCore, reads: ReadPath) {
+  constructor(core: TransactionDeps, reads: ReadPath) {
     this.#core = core
     this.#reads = reads
   }

@@ -2,7 +2,7 @@ import type { Session } from '../consistency/session.js'
 import { UNKNOWN_POSITION } from '../consistency/token-codec.js'
 import type { Cluster } from './cluster.js'
 import type { QueryResult } from './driver.js'
-import { acquireConnection, type RouterCore, requirePrimary, statementFailed } from './router-core.js'
+import { acquireConnection, type WriteDeps, requirePrimary, statementFailed } from './router-core.js'
 import type { RouterNode } from './router-node.js'
 import type { Scope } from './scope.js'
 import { leadingKeyword } from './sql-guard.js'
@@ -23,7 +23,7 @@ const READ_KEYWORDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', '
  * statement was sent gives `WriteOutcomeUnknownError` (the write may or may not have been applied).
  */
 export function runOnPrimary(
-  core: RouterCore,
+  core: WriteDeps,
   cluster: Cluster,
   scope: Scope | undefined,
   sql: Statement,
@@ -55,7 +55,7 @@ export function runOnPrimary(
  * connect (nothing sent) is told apart as `PrimaryUnavailableError` (see `acquireConnection`).
  */
 async function runOnOwnConnection(
-  core: RouterCore,
+  core: WriteDeps,
   cluster: Cluster,
   node: RouterNode,
   session: Session | undefined,
@@ -84,7 +84,7 @@ const MAX_REPLY_POSITION_CHARS = 1024
  * Before a session's write on `conn`: drops what the replies of an earlier checkout reported, so
  * that `recordWrite` sees only this write's (see `Driver.takeReplyPosition`).
  */
-export function startWrite(core: RouterCore, conn: unknown): void {
+export function startWrite(core: WriteDeps, conn: unknown): void {
   if (core.config.readYourWrites.mode === 'position') core.driver.takeReplyPosition?.(conn)
 }
 
@@ -101,7 +101,7 @@ export function startWrite(core: RouterCore, conn: unknown): void {
  * A write that produced no GTID (a reply without one, on a connection that reports them) still
  * takes the stamp path: correctness never rests on a missing report.
  */
-export function recordWrite(core: RouterCore, cluster: Cluster, session: Session, conn: unknown): void {
+export function recordWrite(core: WriteDeps, cluster: Cluster, session: Session, conn: unknown): void {
   session.lastWriteAt = Date.now()
   session.writes++
   if (core.config.readYourWrites.mode !== 'position') return
