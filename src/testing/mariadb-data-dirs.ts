@@ -1,4 +1,4 @@
-import { rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { MariaDbBinaries } from './mariadb-binaries.js'
 import { MariaDbClusterError } from './mariadb-cluster-error.js'
@@ -42,6 +42,11 @@ export async function createMariaDbDataDirs(options: MariaDbDataDirsOptions): Pr
   if (first === undefined) return
   const sqlFile = join(options.workDir, 'bootstrap.sql')
   await writeFile(sqlFile, renderMariaDbBootstrapSql(options.bootstrap), { mode: 0o600 })
+  // The bootstrap server's own temp dir: with the shared /tmp, two clusters bootstrapping at once
+  // (two shards started together) once failed with "Error on delete of '/tmp/#sql-temptable-…'".
+  const tmp = join(options.workDir, 'install-tmp')
+  await mkdir(tmp, { recursive: true })
+  await chmod(tmp, 0o1777) // (the server may run as another OS user: a /tmp-like dir)
   try {
     const args = [
       '--no-defaults',
@@ -50,6 +55,7 @@ export async function createMariaDbDataDirs(options: MariaDbDataDirsOptions): Pr
       '--auth-root-authentication-method=normal',
       '--skip-test-db',
       `--extra-file=${sqlFile}`,
+      `--tmpdir=${tmp}`,
       // Passed on to the bootstrap server: the same redo log size as the nodes' my.cnf.
       '--innodb-log-file-size=8M',
       '--innodb-buffer-pool-size=32M',
@@ -64,6 +70,7 @@ export async function createMariaDbDataDirs(options: MariaDbDataDirsOptions): Pr
     }
   } finally {
     await rm(sqlFile, { force: true })
+    await rm(tmp, { recursive: true, force: true })
   }
   await Promise.all(
     rest.map(async (dir) => {
