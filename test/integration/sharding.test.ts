@@ -65,7 +65,17 @@ describe.each(dialectsFor('sharding'))(
         : 'CREATE TABLE mails (id INT AUTO_INCREMENT PRIMARY KEY, user_id BIGINT NOT NULL, subject TEXT)'
 
     beforeAll(async () => {
-      ;[s0, s1] = await Promise.all([d.start(1), d.start(1)])
+      // Both started together; if one fails, the other is stopped (not left running by the failed hook).
+      const started = await Promise.allSettled([d.start(1), d.start(1)])
+      const failed = started.find((r) => r.status === 'rejected')
+      if (failed !== undefined) {
+        await Promise.all(started.map((r) => (r.status === 'fulfilled' ? r.value.stop() : undefined)))
+        throw failed.reason
+      }
+      ;[s0, s1] = started.map((r) => (r as PromiseFulfilledResult<TestCluster>).value) as [
+        TestCluster,
+        TestCluster,
+      ]
       for (const [shard, c] of [
         ['s0', s0],
         ['s1', s1],
