@@ -121,6 +121,39 @@ type QueryCtor = new (
   options?: Record<string, unknown>,
 ) => Q
 
+/**
+ * The postgres.js `Query` class, read by {@link newQuery} (a mutable slot: see there). Seeded with
+ * throw-away classes so that the slot is never a constant to the optimizing compiler.
+ */
+const queryClassSlot: { C: QueryCtor } = { C: class {} as unknown as QueryCtor }
+
+/**
+ * `new C(...)` for the postgres.js `Query` class, kept out of line on purpose. With an
+ * `AsyncLocalStorage` enabled (Node 20: promise hooks), V8 throws away its optimized code of
+ * postgres.js's `Query` constructor every few hundred queries (a stable-map dependency breaks).
+ * Inlined into `router.sql()`'s tagged function and, through it, into the caller's scope callback,
+ * each such event threw away those large compilations too: ~120 µs of compiler time per query, half
+ * of `router.sql()`'s throughput on a 2-core machine. Read from a mutable slot, through a call
+ * site that has seen several classes (megamorphic), the constructor is never inlined: the
+ * invalidations then cost what they cost raw postgres.js with an `AsyncLocalStorage` (~25 µs).
+ */
+function newQuery(
+  strings: readonly string[],
+  args: unknown[],
+  handler: Handler,
+  canceller: (q: Q) => Promise<void>,
+  options?: Record<string, unknown>,
+): Q {
+  const C = queryClassSlot.C
+  return new C(strings, args, handler, canceller, options)
+}
+const noopHandler: Handler = () => {}
+const noopCanceller = (): Promise<void> => Promise.resolve()
+for (const C of [class {}, class {}, class {}, class {}, class {}]) {
+  queryClassSlot.C = C as unknown as QueryCtor
+  for (let i = 0; i < 2; i++) newQuery([], [], noopHandler, noopCanceller)
+}
+
 /** Where a query of a pinned `sql` (reserved, or a transaction's) runs. */
 interface Pinned {
   readonly sc: ScopedConnection<PostgresConn>
@@ -197,6 +230,7 @@ export function beginOptionsOf(text: string): { readOnly?: boolean; isolation?: 
  */
 export function createRoutedSql(template: postgres.Sql, host: FacadeHost<PostgresConn>): RoutedSql {
   const QueryClass = (template.unsafe('') as unknown as Q).constructor as unknown as QueryCtor
+  queryClassSlot.C = QueryClass
 
   const isQuery = (x: unknown): x is Q => x instanceof (QueryClass as unknown as new () => object)
 
@@ -305,7 +339,7 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
     dispatch.debug = false
     const sql = ((strings: unknown, ...args: unknown[]) => {
       if (Array.isArray(strings) && Array.isArray((strings as { raw?: unknown }).raw)) {
-        const q = new QueryClass(strings as readonly string[], args, dispatch, canceller)
+        const q = newQuery(strings as readonly string[], args, dispatch, canceller)
         if (pinned === undefined) q.rmScope = host.captureScope()
         return q
       }
@@ -319,7 +353,7 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
         a = []
       }
       const list = a as unknown[]
-      const q = new QueryClass([string], list, dispatch, canceller, {
+      const q = newQuery([string], list, dispatch, canceller, {
         prepare: false,
         ...o,
         simple: 'simple' in o ? o.simple : list.length === 0,
