@@ -16,9 +16,12 @@
  * Read path, one session = one INSERT (not timed), then `readsPerSession` reads, each timed:
  *   `router.readOnly(() => router.query('SELECT $1::int AS x', [k]))`
  *  - ryw-r-off:       readYourWrites false: the reads go to the replicas (and may miss the write)
- *  - ryw-r-position:  { mode: 'position', maxWaitMs }: a replica known to have replayed the token,
- *                     else one asked (`pg_last_wal_replay_lsn()`, polled every 5 ms up to maxWaitMs),
- *                     else the primary
+ *  - ryw-r-position:  { mode: 'position' } (the default, maxWaitMs 0): a replica known to have
+ *                     replayed the token, else the primary at once (the replica's replay position
+ *                     is then read in the background, one read per replica shared by all sessions)
+ *  - ryw-r-position-wait: { mode: 'position', maxWaitMs }: a replica known to have replayed the
+ *                     token, else one asked (`pg_last_wal_replay_lsn()` polled every 5 ms /
+ *                     `MASTER_GTID_WAIT`, up to maxWaitMs) on the connection that then reads, else the primary
  *  - ryw-r-window:    { mode: 'window', windowMs: 2000 }: every read of the session goes to the
  *                     primary (all of them fall inside the window)
  * Read throughput counts reads only, over the whole loop (the one write per session included).
@@ -42,7 +45,8 @@ export const RYW_VARIANTS = Object.freeze({
   'ryw-w-off': 'W0 pg write in a session, readYourWrites off',
   'ryw-w-position': 'W1 pg write in a session, position (stamp only)',
   'ryw-r-off': 'R0 pg reads after a write in a session, off',
-  'ryw-r-position': `R1 pg reads after a write, position (maxWaitMs ${RYW_MAX_WAIT_MS})`,
+  'ryw-r-position': 'R1 pg reads after a write, position (default: maxWaitMs 0)',
+  'ryw-r-position-wait': `R3 pg reads after a write, position (maxWaitMs ${RYW_MAX_WAIT_MS})`,
   'ryw-r-window': 'R2 pg reads after a write, window (-> primary)',
 })
 
@@ -51,7 +55,8 @@ export const RYW_MYSQL_VARIANTS = Object.freeze({
   'ryw-my-w-off': 'W0 mariadb write in a session, off',
   'ryw-my-w-position': 'W1 mariadb write in a session, position (reply GTID)',
   'ryw-my-r-off': 'R0 mariadb reads after a write, off',
-  'ryw-my-r-position': `R1 mariadb reads after a write, position (maxWaitMs ${RYW_MAX_WAIT_MS})`,
+  'ryw-my-r-position': 'R1 mariadb reads after a write, position (default: maxWaitMs 0)',
+  'ryw-my-r-position-wait': `R3 mariadb reads after a write, position (maxWaitMs ${RYW_MAX_WAIT_MS})`,
 })
 
 /** The variant each is compared with. */
@@ -60,11 +65,13 @@ export const RYW_BASE = Object.freeze({
   'ryw-w-position': 'ryw-w-off',
   'ryw-r-off': 'ryw-r-off',
   'ryw-r-position': 'ryw-r-off',
+  'ryw-r-position-wait': 'ryw-r-off',
   'ryw-r-window': 'ryw-r-off',
   'ryw-my-w-off': 'ryw-my-w-off',
   'ryw-my-w-position': 'ryw-my-w-off',
   'ryw-my-r-off': 'ryw-my-r-off',
   'ryw-my-r-position': 'ryw-my-r-off',
+  'ryw-my-r-position-wait': 'ryw-my-r-off',
 })
 
 /** Acceptance of issue 16: writes in position mode >= 0.95 of off, reads right after a write >= 0.90. */
@@ -96,7 +103,8 @@ class Samples {
 
 function rywConfig(name) {
   if (name.endsWith('-off')) return false
-  if (name.endsWith('-position')) return { mode: 'position', maxWaitMs: RYW_MAX_WAIT_MS }
+  if (name.endsWith('-position-wait')) return { mode: 'position', maxWaitMs: RYW_MAX_WAIT_MS }
+  if (name.endsWith('-position')) return { mode: 'position' }
   return { mode: 'window', windowMs: 2000 }
 }
 

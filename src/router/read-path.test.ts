@@ -332,8 +332,8 @@ describe('ReadPath: read-your-writes', () => {
     }
   })
 
-  it('position mode: a replica that reached the write serves it, else the primary; the check runs on the serving connection', async () => {
-    const { router, kit } = setup()
+  it('position mode with a wait: a replica that reached the write serves it, else the primary; the check runs on the serving connection', async () => {
+    const { router, kit } = setup({ readYourWrites: { mode: 'position', maxWaitMs: 1 } })
     kit.positions.primary = '0/10'
     kit.positions.replica1 = '0/5'
     kit.positions.replica2 = '0/5'
@@ -402,11 +402,11 @@ describe('ReadPath: read-your-writes', () => {
     }
   })
 
-  it('position mode: a statement error of the read on a caught-up replica is thrown', async () => {
-    const { router, kit } = setup({ replicas: [R1] })
+  it('position mode with a wait: a statement error of the read on a caught-up replica is thrown', async () => {
+    const { router, kit } = setup({ replicas: [R1], readYourWrites: { mode: 'position', maxWaitMs: 5 } })
     kit.positions.primary = '0/10'
     kit.onWait = async (_node, target, timeoutMs) => {
-      expect([target, timeoutMs]).toEqual(['0/10', 0])
+      expect([target, timeoutMs]).toEqual(['0/10', 5])
       return '0/11'
     }
     try {
@@ -416,6 +416,64 @@ describe('ReadPath: read-your-writes', () => {
         await expect(read(router)).rejects.toThrow('boom')
         expect(kit.executed.primary).toBe(1)
       })
+    } finally {
+      await router.close()
+    }
+  })
+
+  it('position mode, no wait (the default): a read not known to be caught up goes to the primary at once; one shared background read of the replica position serves the next reads', async () => {
+    const { router, kit } = setup({ replicas: [R1] })
+    kit.positions.primary = '0/10'
+    kit.positions.replica1 = '0/5'
+    const asked: Array<[string, string, number]> = []
+    let release: () => void = () => {}
+    kit.onWait = async (node, target, timeoutMs) => {
+      asked.push([node, target, timeoutMs])
+      await new Promise<void>((r) => {
+        release = r
+      })
+      return kit.positions[node]
+    }
+    try {
+      await router.session(async () => {
+        await router.query('INSERT INTO t VALUES (1)')
+        const before = kit.checkouts.length
+        // 8 concurrent reads: all on the primary, none waits, one replica check in flight
+        const nodes = await Promise.all(Array.from({ length: 8 }, async () => nodeOf(await read(router))))
+        expect(nodes).toEqual(Array(8).fill('primary'))
+        expect(asked).toEqual([['replica1', '0/10', 0]])
+        expect(kit.checkouts.slice(before).filter((c) => c === 'ro:replica1')).toHaveLength(1)
+        kit.positions.replica1 = '0/12' // the replica catches up while the check runs
+        release()
+        await vi.waitFor(() => expect(kit.pools.replica1?.busy).toBe(0)) // the check gave its connection back
+        // recorded: the next read goes to the replica with no check of its own
+        const statements = kit.statements.length
+        expect(nodeOf(await read(router))).toBe('replica1')
+        expect(kit.statements.length).toBe(statements + 1)
+        expect(asked).toHaveLength(1)
+      })
+      expect(router.stats().clusters[0]?.readYourWritesRedirects).toBe(8)
+    } finally {
+      await router.close()
+    }
+  })
+
+  it('position mode, no wait: a failing background check only counts for health; reads stay on the primary', async () => {
+    const { router, kit, events } = setup({ replicas: [R1] })
+    kit.positions.primary = '0/10'
+    kit.onWait = () => Promise.reject(new FakeConnectError('replica1'))
+    const errors: unknown[] = []
+    router.on('error', (e) => errors.push(e))
+    try {
+      await router.session(async () => {
+        await router.query('INSERT INTO t VALUES (1)')
+        for (let i = 0; i < 3; i++) {
+          expect(nodeOf(await read(router))).toBe('primary')
+          await new Promise((r) => setImmediate(r))
+        }
+      })
+      expect(router.stats().nodes.find((n) => n.name === 'replica1')?.errors).toBeGreaterThan(0)
+      expect(events.filter((e) => e.startsWith('node:'))).not.toContain('node:up replica1')
     } finally {
       await router.close()
     }

@@ -172,10 +172,15 @@ export class ReadPath {
       const picked = (c.length === 1 ? c[0] : cluster.balancer.pick(c)) as RouterNode
       const choice = chooseCatchUp(this.#driver, c as readonly RouterNode[], picked, token)
       if (choice.known) node = choice.node
-      else {
-        // Not known from probes yet: ask the replica least behind.
+      else if (this.#maxWaitMs() > 0) {
+        // Not known yet, and waiting is allowed: ask the replica least behind, on the connection
+        // that then runs the read.
         const served = await this.#readIfCaughtUp(cluster, choice.node, token, sql, params)
         if (served !== undefined) return served
+      } else {
+        // Not known yet, no wait: this read goes to the primary at once (no check of its own);
+        // the replica's replay position is read in the background, for the next reads.
+        this.#refreshReplay(cluster, choice.node, token)
       }
     }
     if (node === undefined) node = this.#rywPrimary(cluster)
@@ -183,6 +188,51 @@ export class ReadPath {
       return await node.run(sql, params, true)
     } catch (err) {
       return this.#retryRead(cluster, node, err, sql, params, token)
+    }
+  }
+
+  /** `readYourWrites.maxWaitMs` (0 outside `position` mode). */
+  #maxWaitMs(): number {
+    const ryw = this.#config.readYourWrites
+    return ryw.mode === 'position' ? ryw.maxWaitMs : 0
+  }
+
+  /**
+   * Reads `node`'s replay position in the background and records it (`maxWaitMs: 0`): one read at
+   * a time per replica, on a connection of its read-only pool, shared by every session — the next
+   * reads of any session whose token it covers then go to that replica with no check of their own.
+   * A failure only counts for passive health (the reads that asked went to the primary anyway).
+   */
+  #refreshReplay(cluster: Cluster, node: RouterNode, token: string): void {
+    if (this.#refreshing.has(node) || this.#core.closed) return
+    this.#refreshing.add(node)
+    this.#readReplay(cluster, node, token).finally(() => this.#refreshing.delete(node))
+  }
+
+  /** Replicas whose replay position {@link ReadPath.#refreshReplay} is reading. */
+  readonly #refreshing = new Set<RouterNode>()
+
+  /**
+   * One background read of `node`'s replay position (see {@link ReadPath.#refreshReplay}; `token`
+   * only tells the driver the position format, nothing waits for it); never rejects.
+   */
+  async #readReplay(cluster: Cluster, node: RouterNode, token: string): Promise<void> {
+    let conn: unknown
+    try {
+      conn = await node.acquire(true)
+    } catch (err) {
+      statementFailed(this.#core, cluster, node, err, true)
+      return
+    }
+    let destroy = false
+    try {
+      const replay = await this.#driver.waitForPosition(conn, token, 0)
+      if (replay !== undefined) node.replayed(replay)
+    } catch (err) {
+      destroy = mustClose(this.#driver, err)
+      if (this.#nodeFailure(err)) statementFailed(this.#core, cluster, node, err, true)
+    } finally {
+      node.release(conn, destroy)
     }
   }
 
@@ -194,8 +244,7 @@ export class ReadPath {
     sql: Statement,
     params: readonly unknown[] | undefined,
   ): Promise<QueryResult | undefined> {
-    const ryw = this.#config.readYourWrites
-    const maxWaitMs = ryw.mode === 'position' ? ryw.maxWaitMs : 0
+    const maxWaitMs = this.#maxWaitMs()
     let conn: unknown
     try {
       conn = await node.acquire(true)

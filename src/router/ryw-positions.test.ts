@@ -54,13 +54,13 @@ function positionDriver(options: { reply?: boolean } = {}) {
   return { driver, state }
 }
 
-const makeRouter = (driver: Driver) =>
+const makeRouter = (driver: Driver, maxWaitMs = 0) =>
   createRouter({
     driver,
     primary: 'postgres://u@primary/db',
     replicas: ['postgres://u@replica/db'],
     healthCheck: false,
-    readYourWrites: { mode: 'position', maxWaitMs: 0 },
+    readYourWrites: { mode: 'position', maxWaitMs },
   })
 
 /** The session's position for the default cluster, from its token. */
@@ -77,7 +77,7 @@ describe('read-your-writes positions (fake driver)', () => {
       throw new Error('statement failed')
     }
     state.replayed = 10 // the replica is ahead of the session: its reads are caught-up reads there
-    const router = makeRouter(driver)
+    const router = makeRouter(driver, 5) // a wait allowed: the first read checks the replica on its connection
     const seen: QueryObservation[] = []
     router.onQuery((o) => seen.push(o))
     try {
