@@ -234,21 +234,46 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
 
   const isQuery = (x: unknown): x is Q => x instanceof (QueryClass as unknown as new () => object)
 
+  /** Whether a tagged query's argument changes the statement's text (a fragment or an identifier), unlike a value or a builder. */
+  const inlined = (arg: unknown): boolean =>
+    isQuery(arg) ||
+    (arg !== null &&
+      typeof arg === 'object' &&
+      'value' in arg &&
+      (arg as object).constructor?.name === 'Identifier')
+
+  /** The text of each template whose arguments were all values, built once (the same template object comes back on every call). */
+  const plainTexts = new WeakMap<readonly string[], string>()
+
   /** The statement's text as it will be sent (fragments inlined; identifiers quoted; values and builders as parameters), for the read-only guard. */
   const textOf = (q: Q): string => {
     if (!q.tagged) return q.strings[0] ?? ''
+    const args = q.args
+    let plain = true
+    for (let i = 0; i < args.length; i++) {
+      if (inlined(args[i])) {
+        plain = false
+        break
+      }
+    }
+    if (plain) {
+      let text = plainTexts.get(q.strings)
+      if (text === undefined) {
+        text = buildText(q)
+        plainTexts.set(q.strings, text)
+      }
+      return text
+    }
+    return buildText(q)
+  }
+
+  const buildText = (q: Q): string => {
     let out = q.strings[0] ?? ''
     for (let i = 1; i < q.strings.length; i++) {
       const arg = q.args[i - 1]
       let piece = '$1'
       if (isQuery(arg)) piece = textOf(arg)
-      else if (
-        arg !== null &&
-        typeof arg === 'object' &&
-        'value' in arg &&
-        arg.constructor?.name === 'Identifier'
-      )
-        piece = String((arg as { value: unknown }).value)
+      else if (inlined(arg)) piece = String((arg as { value: unknown }).value)
       out += ` ${piece} ${q.strings[i]}`
     }
     return out
@@ -454,13 +479,7 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
         values: q.options.simple === true ? SIMPLE : EXTENDED,
         [QUERY]: q,
       }
-      const res = q.resolve
-      const rej = q.reject
-      const p = host.read(q.rmScope, stmt as unknown as Statement)
-      if (p !== undefined) {
-        p.then(res, rej)
-        return
-      }
+      if (host.read(q.rmScope, stmt as unknown as Statement, q.resolve, q.reject)) return
     }
     host.connect(q.rmScope).then(
       (sc) =>

@@ -75,10 +75,16 @@ export interface FacadeHost<Conn = unknown> {
    * `readOnly` scope, or a pool default that reads): a replica's read-only pool (or the fallback),
    * the read-only guard, one retry elsewhere after a connection error, passive health,
    * `queryTimeoutMs`. Returns `undefined` for any other scope (a transaction, the primary): the
-   * facade then checks a connection out with `connect(scope)`. The hot path of a routed read: one
-   * job on the node, no checkout promise.
+   * facade then checks a connection out with `connect(scope)`; else `true`, and the outcome goes to
+   * `resolve` or `reject` (once, possibly before `read` returns). The hot path of a routed read:
+   * one job on the node, no promise.
    */
-  read?(scope: CapturedScope, sql: Statement, params?: readonly unknown[]): Promise<QueryResult> | undefined
+  read?(
+    scope: CapturedScope,
+    sql: Statement,
+    resolve: (r: QueryResult) => void,
+    reject: (err: unknown) => void,
+  ): boolean
   /**
    * Runs `fn` in a transaction, like `router.transaction` (a savepoint when nested; read-only on a
    * replica inside a `readOnly` scope unless `readOnly: false`); inside `fn`, `connect()` returns
@@ -148,14 +154,15 @@ export function routerFacadeHost(
         scope.length === 0 ? core.als.getStore() : (scope[0] as Scope | undefined),
       ),
     captureScope: () => core.als.getStore() as unknown as CapturedScope,
-    read: (captured, sql, params) => {
+    read: (captured, sql, resolve, reject) => {
       const caller = captured as Scope | undefined
       const scope = defaultScope?.(caller) ?? caller
-      if (scope === undefined || scope.mode !== 'read' || scope.tx !== undefined) return undefined
-      if (core.closed) return Promise.reject(new RouterClosedError())
+      if (scope === undefined || scope.mode !== 'read' || scope.tx !== undefined) return false
       const cluster = scope.cluster ?? core.defaultCluster
-      if (cluster === undefined) return Promise.reject(new ShardKeyRequiredError())
-      return reads.read(cluster, scope, sql, params)
+      if (core.closed) reject(new RouterClosedError())
+      else if (cluster === undefined) reject(new ShardKeyRequiredError())
+      else reads.readTo(cluster, scope, sql, undefined, resolve, reject)
+      return true
     },
     transaction: (fn, options) => router.transaction(() => fn(), options),
     counts: () => {

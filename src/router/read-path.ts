@@ -56,6 +56,49 @@ export class ReadPath {
     sql: Statement,
     params: readonly unknown[] | undefined,
   ): Promise<QueryResult> {
+    const node = this.#route(cluster, scope, sql, params)
+    if (node instanceof Promise) return node
+    return node
+      .run(sql, params, true)
+      .then(undefined, (err: unknown) =>
+        this.#retryRead(cluster, node, err, sql, params, undefined, scope.fallback),
+      )
+  }
+
+  /**
+   * {@link ReadPath.read} with its outcome given to `resolve` / `reject` (once; possibly before it
+   * returns) instead of a promise, for a facade that settles a promise of its own (the
+   * postgres.js query's): on the success path of a plain read, no promise at all.
+   */
+  readTo(
+    cluster: Cluster,
+    scope: Scope,
+    sql: Statement,
+    params: readonly unknown[] | undefined,
+    resolve: (r: QueryResult) => void,
+    reject: (err: unknown) => void,
+  ): void {
+    const node = this.#route(cluster, scope, sql, params)
+    if (node instanceof Promise) {
+      node.then(resolve, reject)
+      return
+    }
+    node.runTo(sql, params, true, resolve, (err: unknown) => {
+      this.#retryRead(cluster, node, err, sql, params, undefined, scope.fallback).then(resolve, reject)
+    })
+  }
+
+  /**
+   * Where a read goes: the node of a plain read (a replica, or the fallback), or the whole read
+   * as a promise when it takes another way (refused by the read-only guard, waiting for the first
+   * probes, a read-your-writes session's read, no node to take it).
+   */
+  #route(
+    cluster: Cluster,
+    scope: Scope,
+    sql: Statement,
+    params: readonly unknown[] | undefined,
+  ): RouterNode | Promise<QueryResult> {
     const pg = this.#driver.dialect === 'postgres'
     const refused = readOnlyViolation(textOf(sql), 'read', runsOneStatement(this.#driver, sql, params), pg)
     if (refused !== undefined) return Promise.reject(readOnlyError(cluster.name, undefined, refused))
@@ -69,17 +112,11 @@ export class ReadPath {
       if (check !== undefined) return check.then(() => this.read(cluster, scope, sql, params))
       return this.#readAtPosition(cluster, token, sql, params)
     }
-    let node: RouterNode
     try {
-      node = this.#pickRead(cluster, scope)
+      return this.#pickRead(cluster, scope)
     } catch (err) {
       return Promise.reject(err)
     }
-    return node
-      .run(sql, params, true)
-      .then(undefined, (err: unknown) =>
-        this.#retryRead(cluster, node, err, sql, params, undefined, scope.fallback),
-      )
   }
 
   /**

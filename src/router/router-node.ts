@@ -493,15 +493,34 @@ export class RouterNode<Conn = unknown> implements NodeView, MonitoredNode {
     readOnly = false,
     write = false,
   ): Promise<QueryResult> {
-    if (this.#ended) return Promise.reject(new NodeAbortError(this.name))
-    const pool = readOnly ? this.#roPool() : this.#pool
     const promise = new Promise<QueryResult>(captureSettlers)
-    const job = new RunJob<Conn>(this, pool, stmt as Statement, params, settlers, write)
+    this.runTo(stmt, params, readOnly, settlers.resolve, settlers.reject, write)
+    return promise
+  }
+
+  /**
+   * {@link RouterNode.run} with its outcome given to `resolve` / `reject` (once, possibly before
+   * `runTo` returns) instead of a promise: for a caller that settles a promise of its own (the
+   * postgres.js facade settles its query's).
+   */
+  runTo(
+    stmt: unknown,
+    params: readonly unknown[] | undefined,
+    readOnly: boolean,
+    resolve: (r: QueryResult) => void,
+    reject: (err: unknown) => void,
+    write = false,
+  ): void {
+    if (this.#ended) {
+      reject(new NodeAbortError(this.name))
+      return
+    }
+    const pool = readOnly ? this.#roPool() : this.#pool
+    const job = new RunJob<Conn>(this, pool, stmt as Statement, params, resolve, reject, write)
     this.#inFlight++
     this.#jobs.link(job)
     if (pool.acquireCallback !== undefined) pool.acquireCallback(job.callback)
     else pool.acquire().then((c) => job.callback(undefined, c), job.callback)
-    return promise
   }
 
   /** Step 1 of a {@link RunJob}: a connection was checked out (or failed to be), so run the statement. */

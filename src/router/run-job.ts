@@ -51,12 +51,13 @@ export class RunJob<Conn> {
     readonly pool: DriverPool<Conn>,
     readonly stmt: Statement,
     readonly params: readonly unknown[] | undefined,
-    settle: typeof settlers,
+    resolve: (r: QueryResult) => void,
+    reject: (err: unknown) => void,
     /** A write (or unscoped statement) on the primary: a connection lost after sending it makes its outcome unknown. */
     readonly write: boolean,
   ) {
-    this.resolve = settle.resolve
-    this.reject = settle.reject
+    this.resolve = resolve
+    this.reject = reject
     this.callback = (err, value) => {
       if (this.conn === undefined) runner.jobConnected(this, err, value as Conn | undefined)
       else runner.jobDone(this, err, value as QueryResult | undefined)
