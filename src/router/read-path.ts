@@ -27,6 +27,13 @@ import {
 import { UNKNOWN_POSITION } from './write-path.js'
 
 /**
+ * Least spacing of two background reads of one replica's replay position (`position` mode,
+ * `maxWaitMs: 0`), in ms: under a steady stream of sessions that wrote, one read per replica
+ * always in flight would add a statement per round trip to every replica.
+ */
+const REPLAY_REFRESH_SPACING_MS = 2
+
+/**
  * A router's reads: the choice of a replica (read-your-writes, fallback to the primary, the
  * balancer), the one retry elsewhere after a connection error, and read connections for
  * read-only transactions and the pool facade. One per router.
@@ -242,12 +249,17 @@ export class ReadPath {
    */
   #refreshReplay(cluster: Cluster, node: RouterNode, token: string): void {
     if (this.#refreshing.has(node) || this.#core.closed) return
+    const now = performance.now()
+    if (now - (this.#refreshedAt.get(node) ?? Number.NEGATIVE_INFINITY) < REPLAY_REFRESH_SPACING_MS) return
+    this.#refreshedAt.set(node, now)
     this.#refreshing.add(node)
     this.#readReplay(cluster, node, token).finally(() => this.#refreshing.delete(node))
   }
 
   /** Replicas whose replay position {@link ReadPath.#refreshReplay} is reading. */
   readonly #refreshing = new Set<RouterNode>()
+  /** When each replica's last background replay-position read started (`performance.now()`). */
+  readonly #refreshedAt = new WeakMap<RouterNode, number>()
 
   /**
    * One background read of `node`'s replay position (see {@link ReadPath.#refreshReplay}; `token`
