@@ -67,7 +67,8 @@ function isMulti(result: unknown[], fields: unknown): boolean {
  * - several results (`multipleStatements`, `CALL`): `{ rows: [...the results as mysql2 returns
  *   them], rowCount: null, fields }`.
  *
- * The native pair stays attached (non-enumerable) for the pool facade, which hands it back unchanged.
+ * For a statement without a result set the native pair stays attached (non-enumerable) for the
+ * pool facade, which hands it back unchanged; for result sets it is `[rows, fields]` of the result.
  *
  * @example
  * ```ts
@@ -88,8 +89,11 @@ export function toQueryResult(result: unknown, fields: unknown): QueryResult & M
       warningStatus: result.warningStatus,
     }
   } else if (Array.isArray(result)) {
+    // A result set (or several): the native pair is `[rows, fields]` of the result itself, which
+    // `nativeResult` rebuilds, so nothing more is attached (a `defineProperty` per read costs a
+    // runtime call and a map change).
     const columns = fields as FieldPacket[] | undefined
-    out = isMulti(result, fields)
+    return isMulti(result, fields)
       ? { rows: result as Record<string, unknown>[], rowCount: null, fields: columns }
       : { rows: result as Record<string, unknown>[], rowCount: result.length, fields: columns }
   } else {
@@ -100,8 +104,9 @@ export function toQueryResult(result: unknown, fields: unknown): QueryResult & M
 }
 
 /**
- * mysql2's own `[result, fields]` behind a result made by {@link toQueryResult}; for any other
- * result, `[rows, fields]` rebuilt from it.
+ * mysql2's own `[result, fields]` behind a result made by {@link toQueryResult}: the attached pair
+ * of a statement without a result set; for a result set (and any other result), `[rows, fields]`
+ * rebuilt from it — the very arrays mysql2 returned.
  *
  * @example
  * ```ts
