@@ -1,6 +1,6 @@
 import type { PoolConnection } from 'mysql2/promise'
 import { ReadOnlyViolationError } from '../errors/read-only-violation-error.js'
-import { leadingKeyword } from '../router/sql-guard.js'
+import { keywordStart, keywordTable, matchKeyword, wordEnd } from '../router/sql-guard.js'
 import type { CoreConnection } from './mysql2-internals.js'
 
 /** Makes every transaction of the session read-only (MySQL and MariaDB). */
@@ -67,22 +67,28 @@ const tainted = new WeakSet<object>()
 export function runsRoutine(arg: unknown): boolean {
   const sql = typeof arg === 'string' ? arg : (arg as { sql?: unknown } | null)?.sql
   if (typeof sql !== 'string') return false
-  const kw = leadingKeyword(sql)
-  return kw === 'CALL' || kw === 'DO'
+  const i = keywordStart(sql)
+  return matchKeyword(sql, i, wordEnd(sql, i), ROUTINES) !== undefined
 }
+
+/** The leading keywords that run a routine (see {@link runsRoutine}), matched with no allocation per statement. */
+const ROUTINES = keywordTable(['CALL', 'DO'])
 
 /**
  * Watches the statements of a read-only pool's connection (every path — the router, the pool
  * facade, prepared statements — goes through the core connection's `query`/`execute`).
  */
 export function watchReadOnlyConnection(core: CoreConnection): void {
-  const c = core as unknown as Record<'query' | 'execute', (...args: unknown[]) => unknown>
+  type Method = (this: unknown, sql: unknown, values?: unknown, cb?: unknown) => unknown
+  const c = core as unknown as Record<'query' | 'execute', Method>
   for (const method of ['query', 'execute'] as const) {
     const original = c[method]
     if (typeof original !== 'function') continue
-    c[method] = function (this: unknown, ...args: unknown[]) {
-      if (runsRoutine(args[0])) tainted.add(core)
-      return original.apply(this, args)
+    // mysql2's `query` and `execute` take (sql, values, cb) and read no `arguments`: passing the
+    // three on spares a rest array and `apply` per statement.
+    c[method] = function (this: unknown, sql: unknown, values?: unknown, cb?: unknown) {
+      if (runsRoutine(sql)) tainted.add(core)
+      return original.call(this, sql, values, cb)
     }
   }
 }

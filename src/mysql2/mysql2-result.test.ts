@@ -72,3 +72,14 @@ describe('nativeResult', () => {
     expect(nativeResult({ rows: [{ a: 1 }], rowCount: 1, fields: [] })).toEqual([[{ a: 1 }], []])
   })
 })
+
+describe('toQueryResult of a result set', () => {
+  it('is a plain object with exactly rows, rowCount and fields (made without an object literal)', () => {
+    const rows = [{ a: 1 }]
+    const fields = [{ name: 'a' }]
+    const res = toQueryResult(rows, fields)
+    expect(Object.getPrototypeOf(res)).toBe(Object.prototype)
+    expect(Reflect.ownKeys(res)).toEqual(['rows', 'rowCount', 'fields'])
+    expect(res).toStrictEqual({ rows, rowCount: 1, fields })
+  })
+})

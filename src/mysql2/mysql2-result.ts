@@ -59,6 +59,34 @@ function isMulti(result: unknown[], fields: unknown): boolean {
   return result.some(isHeader)
 }
 
+/** A result set's routemate result, as a plain object would be made (see {@link ResultSet}). */
+type ResultSetFields = QueryResult & Mysql2ResultFields
+
+/**
+ * Makes a result set's `{ rows, rowCount, fields }` with `new` instead of an object literal: V8 can
+ * decide to allocate all objects of a literal site in the old generation (allocation-site
+ * pretenuring, taken early in a process's life and kept). A pretenured result object keeps every
+ * read's rows and column definitions alive through young-generation collections and promotes them
+ * (measured: 3x the scavenge survivors and 4x the promoted bytes of raw mysql2, the bulk of the
+ * router's extra CPU per read). `new` of a plain function has no allocation site. The prototype is
+ * `Object.prototype`: the result is indistinguishable from a literal.
+ */
+const ResultSet = function (
+  this: ResultSetFields,
+  rows: Record<string, unknown>[],
+  rowCount: number | null,
+  fields: FieldPacket[] | undefined,
+) {
+  this.rows = rows
+  this.rowCount = rowCount
+  this.fields = fields
+} as unknown as new (
+  rows: Record<string, unknown>[],
+  rowCount: number | null,
+  fields: FieldPacket[] | undefined,
+) => ResultSetFields
+ResultSet.prototype = Object.prototype
+
 /**
  * Turns mysql2's `[result, fields]` into routemate's uniform result:
  * - a result set (SELECT, SHOW...): `{ rows, rowCount: rows.length, fields }`;
@@ -67,7 +95,8 @@ function isMulti(result: unknown[], fields: unknown): boolean {
  * - several results (`multipleStatements`, `CALL`): `{ rows: [...the results as mysql2 returns
  *   them], rowCount: null, fields }`.
  *
- * The native pair stays attached (non-enumerable) for the pool facade, which hands it back unchanged.
+ * For a statement without a result set the native pair stays attached (non-enumerable) for the
+ * pool facade, which hands it back unchanged; for result sets it is `[rows, fields]` of the result.
  *
  * @example
  * ```ts
@@ -88,10 +117,15 @@ export function toQueryResult(result: unknown, fields: unknown): QueryResult & M
       warningStatus: result.warningStatus,
     }
   } else if (Array.isArray(result)) {
-    const columns = fields as FieldPacket[] | undefined
-    out = isMulti(result, fields)
-      ? { rows: result as Record<string, unknown>[], rowCount: null, fields: columns }
-      : { rows: result as Record<string, unknown>[], rowCount: result.length, fields: columns }
+    // A result set (or several): the native pair is `[rows, fields]` of the result itself, which
+    // `nativeResult` rebuilds, so nothing more is attached (a `defineProperty` per read costs a
+    // runtime call and a map change).
+    const rows = result as Record<string, unknown>[]
+    return new ResultSet(
+      rows,
+      isMulti(result, fields) ? null : rows.length,
+      fields as FieldPacket[] | undefined,
+    )
   } else {
     out = { rows: [], rowCount: null, result, fields: fields as FieldPacket[] | undefined }
   }
@@ -100,8 +134,9 @@ export function toQueryResult(result: unknown, fields: unknown): QueryResult & M
 }
 
 /**
- * mysql2's own `[result, fields]` behind a result made by {@link toQueryResult}; for any other
- * result, `[rows, fields]` rebuilt from it.
+ * mysql2's own `[result, fields]` behind a result made by {@link toQueryResult}: the attached pair
+ * of a statement without a result set; for a result set (and any other result), `[rows, fields]`
+ * rebuilt from it — the very arrays mysql2 returned.
  *
  * @example
  * ```ts

@@ -1,4 +1,11 @@
-import { hasSecondStatement, isEvidentWriteAt, keywordStart } from './sql-guard.js'
+import {
+  hasSecondStatement,
+  isEvidentWriteAt,
+  keywordStart,
+  keywordTable,
+  matchKeyword,
+  wordEnd,
+} from './sql-guard.js'
 
 /**
  * Where a statement of a `readOnly` scope runs, which decides what session and transaction
@@ -51,8 +58,8 @@ const CONTROL = new Set([
   'CACHE',
 ])
 
-/** The first character code of every {@link CONTROL} keyword, for a check that allocates nothing on reads. */
-const CONTROL_INITIALS = new Set([...CONTROL, 'CALL'].map((k) => k.charCodeAt(0)))
+/** {@link CONTROL} and `CALL` by shape: a read (SELECT, WITH, SHOW...) is told apart with no allocation. */
+const GUARDED = keywordTable([...CONTROL, 'CALL'])
 
 const LEVEL = String.raw`(?:READ\s+UNCOMMITTED|READ\s+COMMITTED|REPEATABLE\s+READ|SERIALIZABLE)`
 /** Transaction modes that keep a transaction read-only: an isolation level, READ ONLY, DEFERRABLE. */
@@ -120,15 +127,12 @@ export function readOnlyViolation(
   if (isEvidentWriteAt(sql, i)) return 'write statement'
   if (!oneStatement && hasSecondStatement(sql))
     return 'a text of several statements (pass values as parameters; a literal ";" counts too)'
-  if (i >= sql.length || !CONTROL_INITIALS.has(sql.charCodeAt(i) & ~32)) return undefined
-  let j = i
-  while (j < sql.length && isWordChar(sql.charCodeAt(j))) j++
-  const kw = sql.slice(i, j).toUpperCase()
+  const kw = matchKeyword(sql, i, wordEnd(sql, i), GUARDED)
+  if (kw === undefined) return undefined
   if (kw === 'CALL') {
     if (!procedureNeedsTransaction || where === 'transaction') return undefined
     return 'CALL of a procedure outside a transaction (run it in router.transaction(fn, { readOnly: true }))'
   }
-  if (!CONTROL.has(kw)) return undefined
   const rest = sql.slice(i)
   if (where !== 'read') {
     if (SAVEPOINT.test(rest) || SET_TRANSACTION.test(rest)) return undefined
@@ -140,8 +144,4 @@ export function readOnlyViolation(
   return `session or transaction control (${kw}) is not allowed in a read-only ${
     where === 'read' ? 'scope outside a transaction' : where === 'transaction' ? 'transaction' : 'connection'
   }`
-}
-
-function isWordChar(c: number): boolean {
-  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95
 }

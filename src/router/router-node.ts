@@ -17,7 +17,7 @@ import type {
   QueryResult,
 } from './driver.js'
 import type { ResolvedHealthCheck, ResolvedNode } from './resolved-config.js'
-import { captureSettlers, JobList, RunJob, settlers } from './run-job.js'
+import { captureSettlers, dropSettlers, JobList, RunJob, settlers } from './run-job.js'
 import type { Statement } from './statement.js'
 import { StatementExpiry } from './statement-expiry.js'
 
@@ -531,6 +531,7 @@ export class RouterNode<Conn = unknown> implements NodeView, MonitoredNode {
       job.settled = true
       this.#inFlight--
       job.reject(err ?? new Error('the driver returned no connection'))
+      dropSettlers(job)
       return
     }
     if (job.settled) {
@@ -605,12 +606,14 @@ export class RouterNode<Conn = unknown> implements NodeView, MonitoredNode {
       this.observe(ms)
       job.pool.release(conn, destroy === true)
       job.resolve(res as QueryResult)
+      dropSettlers(job)
       return
     }
     const cls = this.#classify(err)
     const failure = this.#failed(err, cls, ms, job.write)
     job.pool.release(conn, destroy ?? (cls === 'connection' || cls === 'timeout'))
     job.reject(failure)
+    dropSettlers(job)
   }
 
   /**
@@ -774,6 +777,7 @@ export class RouterNode<Conn = unknown> implements NodeView, MonitoredNode {
         this.#jobs.unlink(job)
         this.#inFlight--
         job.reject(new NodeAbortError(this.name))
+        dropSettlers(job)
         n++
       }
       job = next

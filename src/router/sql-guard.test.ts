@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { isEvidentWrite, leadingKeyword } from './sql-guard.js'
+import {
+  isEvidentWrite,
+  keywordStart,
+  keywordTable,
+  leadingKeyword,
+  matchKeyword,
+  wordEnd,
+} from './sql-guard.js'
 
 describe('leadingKeyword', () => {
   it.each([
@@ -51,5 +58,33 @@ describe('isEvidentWrite', () => {
     '',
   ])('not evident: %s', (sql) => {
     expect(isEvidentWrite(sql)).toBe(false)
+  })
+})
+
+describe('matchKeyword', () => {
+  const table = keywordTable(['SET', 'START', 'STOP', 'CALL', 'DO'])
+  const match = (sql: string) => {
+    const i = keywordStart(sql)
+    return matchKeyword(sql, i, wordEnd(sql, i), table)
+  }
+  it.each([
+    ['SET x = 1', 'SET'],
+    ['  set x = 1', 'SET'],
+    ['/* c */ Start transaction', 'START'],
+    ['stop slave', 'STOP'],
+    ['call p()', 'CALL'],
+    ['CALL(p)', 'CALL'],
+    ['do sleep(1)', 'DO'],
+    ['SELECT 1', undefined],
+    ['SETX = 1', undefined],
+    ['SET_X', undefined],
+    ['SE', undefined],
+    ['DOES', undefined],
+    ['show variables', undefined],
+    ['', undefined],
+  ])('%j -> %j (the keyword leadingKeyword reads, when it is in the table)', (sql, kw) => {
+    expect(match(sql)).toBe(kw)
+    const lead = leadingKeyword(sql)
+    expect(match(sql)).toBe(['SET', 'START', 'STOP', 'CALL', 'DO'].includes(lead) ? lead : undefined)
   })
 })

@@ -89,15 +89,29 @@ export function keywordStart(sql: string): number {
 }
 
 /**
- * Write verbs by length and first letter (`length * 32 + (letter & 31)`), for an allocation-free,
- * case-insensitive match that compares most statements (SELECT, WITH, SHOW...) with no verb at all.
+ * Upper-case keywords (letters only) by length and first letter (`length * 32 + (letter & 31)`),
+ * for an allocation-free, case-insensitive match (see {@link matchKeyword}).
  */
-const VERBS_BY_SHAPE: Array<string[] | undefined> = []
-for (const v of WRITE_VERBS) {
-  const key = v.length * 32 + (v.charCodeAt(0) & 31)
-  const list = VERBS_BY_SHAPE[key] ?? []
-  list.push(v)
-  VERBS_BY_SHAPE[key] = list
+export type KeywordTable = ReadonlyArray<readonly string[] | undefined>
+
+/**
+ * Builds a {@link KeywordTable} from upper-case keywords made of letters.
+ *
+ * @example
+ * ```ts
+ * const table = keywordTable(['CALL', 'DO'])
+ * matchKeyword('call p()', 0, 4, table) // 'CALL'
+ * ```
+ */
+export function keywordTable(words: Iterable<string>): KeywordTable {
+  const table: Array<string[] | undefined> = []
+  for (const w of words) {
+    const key = w.length * 32 + (w.charCodeAt(0) & 31)
+    const list = table[key] ?? []
+    list.push(w)
+    table[key] = list
+  }
+  return table
 }
 
 function matchesAt(sql: string, start: number, verb: string): boolean {
@@ -107,6 +121,43 @@ function matchesAt(sql: string, start: number, verb: string): boolean {
   }
   return true
 }
+
+/**
+ * The keyword of `table` that the word `sql[i, j)` is (case-insensitive), or `undefined`. Allocates
+ * nothing: most words (SELECT, WITH, SHOW...) are told apart by their length and first letter.
+ *
+ * @example
+ * ```ts
+ * matchKeyword('set x = 1', 0, 3, keywordTable(['SET'])) // 'SET'
+ * ```
+ */
+export function matchKeyword(sql: string, i: number, j: number, table: KeywordTable): string | undefined {
+  if (j <= i) return undefined
+  const candidates = table[(j - i) * 32 + (sql.charCodeAt(i) & 31)]
+  if (candidates === undefined) return undefined
+  for (let k = 0; k < candidates.length; k++) {
+    const word = candidates[k] as string
+    if (matchesAt(sql, i, word)) return word
+  }
+  return undefined
+}
+
+/**
+ * The end of the word starting at `i` (letters and `_`, as {@link leadingKeyword} reads it).
+ *
+ * @example
+ * ```ts
+ * wordEnd('SELECT 1', 0) // 6
+ * ```
+ */
+export function wordEnd(sql: string, i: number): number {
+  let j = i
+  while (j < sql.length && isWordChar(sql.charCodeAt(j))) j++
+  return j
+}
+
+/** Write verbs by shape, for {@link isEvidentWriteAt}. */
+const VERBS_BY_SHAPE = keywordTable(WRITE_VERBS)
 
 /**
  * Whether a statement is an evident write: its leading keyword is INSERT, UPDATE, DELETE, MERGE,
@@ -127,13 +178,7 @@ export function isEvidentWrite(sql: string): boolean {
 
 /** {@link isEvidentWrite} for a statement whose leading keyword starts at `i` (see `keywordStart`). */
 export function isEvidentWriteAt(sql: string, i: number): boolean {
-  let j = i
-  while (j < sql.length && isWordChar(sql.charCodeAt(j))) j++
-  if (j === i) return false
-  const candidates = VERBS_BY_SHAPE[(j - i) * 32 + (sql.charCodeAt(i) & 31)]
-  if (candidates === undefined) return false
-  for (let k = 0; k < candidates.length; k++) if (matchesAt(sql, i, candidates[k] as string)) return true
-  return false
+  return matchKeyword(sql, i, wordEnd(sql, i), VERBS_BY_SHAPE) !== undefined
 }
 
 /**
