@@ -55,6 +55,23 @@ export interface RoutedStatement {
   readonly [QUERY]: Q
 }
 
+/**
+ * A {@link RoutedStatement}, made with `new` rather than an object literal: V8 may decide to
+ * allocate every object of a literal site in the old generation (allocation-site pretenuring),
+ * where it would keep its query (and the query's result) alive through young-generation
+ * collections; see `toQueryResult` of the mysql2 driver.
+ */
+class RoutedStatementOf implements RoutedStatement {
+  readonly [QUERY]: Q
+  constructor(
+    readonly text: string,
+    readonly values: readonly unknown[],
+    q: Q,
+  ) {
+    this[QUERY] = q
+  }
+}
+
 /** Whether `stmt` is a {@link RoutedStatement}. */
 export function isRoutedStatement(stmt: unknown): stmt is RoutedStatement {
   return typeof stmt === 'object' && stmt !== null && QUERY in stmt
@@ -474,11 +491,7 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
       q.streaming !== true &&
       !q.cancelled
     ) {
-      const stmt: RoutedStatement = {
-        text: textOf(q),
-        values: q.options.simple === true ? SIMPLE : EXTENDED,
-        [QUERY]: q,
-      }
+      const stmt = new RoutedStatementOf(textOf(q), q.options.simple === true ? SIMPLE : EXTENDED, q)
       if (host.read(q.rmScope, stmt as unknown as Statement, q.resolve, q.reject)) return
     }
     host.connect(q.rmScope).then(
