@@ -52,19 +52,23 @@ describe('RouterNode through a router (fake driver)', () => {
     }
   })
 
-  it("a session's write on a driver whose execute throws synchronously fails cleanly", async () => {
-    const kit = fakeDriver()
-    const router = createRouter({ driver: kit.driver, primary: 'postgres://db1/app', healthCheck: false })
-    try {
-      kit.driver.execute = () => {
-        throw new Error('driver bug')
+  it("a session's write on a driver whose execute throws synchronously fails cleanly (both driver paths)", async () => {
+    for (const callbacks of [true, false]) {
+      const kit = fakeDriver({}, { callbacks })
+      const router = createRouter({ driver: kit.driver, primary: 'postgres://db1/app', healthCheck: false })
+      try {
+        const bug = () => {
+          throw new Error('driver bug')
+        }
+        if (callbacks) kit.driver.executeCallback = bug
+        else kit.driver.execute = bug
+        await expect(router.session(() => router.query('INSERT INTO t VALUES (1)'))).rejects.toThrow(
+          'driver bug',
+        )
+        expect(kit.pools.primary?.busy).toBe(0)
+      } finally {
+        await router.close()
       }
-      await expect(router.session(() => router.query('INSERT INTO t VALUES (1)'))).rejects.toThrow(
-        'driver bug',
-      )
-      expect(kit.pools.primary?.busy).toBe(0)
-    } finally {
-      await router.close()
     }
   })
 

@@ -694,17 +694,22 @@ export class RouterNode<Conn = unknown> implements NodeView, MonitoredNode {
           resolve(res as QueryResult)
         } else reject(this.#failed(err, this.#classify(err), ms, write))
       })
-      let p: Promise<QueryResult>
+      const driver = this.#driver
       try {
-        p = this.#driver.execute(conn, stmt, params)
+        // The driver's callback form when it has one (as `run` does): no promise of the driver's
+        // own, nor (mysql2) its promise wrapper's stack capture per statement.
+        if (driver.executeCallback !== undefined)
+          driver.executeCallback(conn, stmt, params, (e, r) =>
+            e == null ? done(undefined, r as QueryResult) : done(e),
+          )
+        else
+          driver.execute(conn, stmt, params).then(
+            (r) => done(undefined, r),
+            (e: unknown) => done(e ?? new Error('the driver failed')),
+          )
       } catch (e) {
         done(e ?? new Error('the driver threw'))
-        return
       }
-      p.then(
-        (r) => done(undefined, r),
-        (e: unknown) => done(e ?? new Error('the driver failed')),
-      )
     })
   }
 
