@@ -100,6 +100,23 @@ describe('gtidReached (MariaDB)', () => {
     ['garbage', '0-1-1', false],
     ['0-1-5', 'garbage', false],
     [`${A}:1-5`, '0-1-1', false], // mixed formats
+    // single GTIDs (the fast path) against the general parse: leading zeros, domains, lengths
+    ['00-1-5', '0-1-5', true],
+    ['0-1-010', '0-1-9', true],
+    ['0-1-9', '0-1-010', false],
+    ['1-1-5', '0-1-5', false], // another domain
+    ['10-1-5', '1-1-5', false],
+    ['0-1-10', '0-1-9', true], // longer sequence number
+    ['0-1-9', '0-1-10', false],
+    ['0-1-123456789012345678', '0-1-123456789012345677', true],
+    ['0-1-123456789012345677', '0-1-123456789012345678', false],
+    ['0-1-5', '0-1-5,1-1-1', false],
+    ['0-1-5,1-1-1', '0-1-5', true],
+    ['0-1-', '0-1-1', false],
+    ['0-1-1', '0--1', false],
+    ['-0-1-1', '0-1-1', false],
+    ['0-1-1-1', '0-1-1', false],
+    ['0-1-123456789012345678901', '0-1-1', false], // sequence number too long for a GTID
   ]
   for (const [replay, target, reached] of cases) {
     it(`${JSON.stringify(replay)} reached ${JSON.stringify(target)}: ${reached}`, () => {

@@ -174,6 +174,12 @@ function mysqlReached(replay: MysqlGtidSet, target: MysqlGtidSet): boolean {
  * ```
  */
 export function gtidReached(replay: string, target: string): boolean {
+  // Fast path (per write and per read in position mode): two single, canonical MariaDB GTIDs.
+  const targetDashes = singleGtidDashes(target)
+  if (targetDashes >= 0) {
+    const replayDashes = singleGtidDashes(replay)
+    if (replayDashes >= 0) return singleGtidReached(replay, replayDashes, target, targetDashes)
+  }
   const format = gtidFormat(target)
   if (format === undefined) return false
   if (format === 'mariadb') {
@@ -187,6 +193,53 @@ export function gtidReached(replay: string, target: string): boolean {
   if (gtidFormat(replay) === 'mariadb') return false
   const r = cached(mysqlCache, replay, parseMysqlGtidSet)
   return r !== null && mysqlReached(r, t)
+}
+
+/**
+ * For one canonical MariaDB GTID (`domain-server-seq`: digits only, domain and sequence number
+ * without leading zeros, within the lengths `parseMariaDbPosition` takes), its two dashes' indices
+ * as `first * 64 + second`; else -1 (anything else goes through the general parse).
+ */
+function singleGtidDashes(s: string): number {
+  const n = s.length
+  if (n < 5 || n > 42) return -1
+  let first = -1
+  let second = -1
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i)
+    if (c === 45) {
+      if (first < 0) first = i
+      else if (second < 0) second = i
+      else return -1
+    } else if (c < 48 || c > 57) return -1
+  }
+  if (second < 0) return -1
+  const domainLen = first
+  const serverLen = second - first - 1
+  const seqLen = n - second - 1
+  if (domainLen < 1 || domainLen > 10 || serverLen < 1 || serverLen > 10 || seqLen < 1 || seqLen > 20)
+    return -1
+  if (domainLen > 1 && s.charCodeAt(0) === 48) return -1
+  if (seqLen > 1 && s.charCodeAt(second + 1) === 48) return -1
+  return first * 64 + second
+}
+
+/** `gtidReached` for two canonical single GTIDs (see {@link singleGtidDashes}): same domain, sequence number at least as high. */
+function singleGtidReached(replay: string, r: number, target: string, t: number): boolean {
+  const rFirst = r >> 6
+  const tFirst = t >> 6
+  if (rFirst !== tFirst || replay.slice(0, rFirst) !== target.slice(0, tFirst)) return false
+  const rSeq = (r & 63) + 1
+  const tSeq = (t & 63) + 1
+  const rLen = replay.length - rSeq
+  const tLen = target.length - tSeq
+  if (rLen !== tLen) return rLen > tLen
+  for (let i = 0; i < rLen; i++) {
+    const a = replay.charCodeAt(rSeq + i)
+    const b = target.charCodeAt(tSeq + i)
+    if (a !== b) return a > b
+  }
+  return true
 }
 
 /** One MariaDB GTID as text parts: the server id is kept for printing, only domain and seq compare. */
