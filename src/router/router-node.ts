@@ -698,11 +698,12 @@ export class RouterNode<Conn = unknown> implements NodeView, MonitoredNode {
       try {
         // The driver's callback form when it has one (as `run` does): no promise of the driver's
         // own, nor (mysql2) its promise wrapper's stack capture per statement.
-        if (driver.executeCallback !== undefined)
-          driver.executeCallback(conn, stmt, params, (e, r) =>
-            e == null ? done(undefined, r as QueryResult) : done(e),
-          )
-        else
+        if (driver.executeCallback !== undefined) {
+          const cb = (e: unknown, r?: unknown): void =>
+            e == null ? done(undefined, r as QueryResult) : done(e)
+          // `onQuery` listeners run in the caller's async context (as with `run`): bind only then.
+          driver.executeCallback(conn, stmt, params, this.listeners.length > 0 ? AsyncResource.bind(cb) : cb)
+        } else
           driver.execute(conn, stmt, params).then(
             (r) => done(undefined, r),
             (e: unknown) => done(e ?? new Error('the driver failed')),
