@@ -88,14 +88,30 @@ function looped(name, op, concurrency, distribution, close) {
   return { name, warmup: round, round, distribution, close, op }
 }
 
+/** Two raw `mysql2/promise` pools (one per replica), connection errors swallowed. */
+function rawPools(replicas, max) {
+  return replicas.map((uri) => {
+    const pool = mysql.createPool({ uri, ...sizeOptions(max) })
+    pool.on('connection', (conn) => conn.on('error', noop))
+    return pool
+  })
+}
+
+/** {@link looped} over raw pools: the distribution is `served` per replica, close ends the pools. */
+function loopedOverPools(name, op, concurrency, pools, served) {
+  return looped(
+    name,
+    op,
+    concurrency,
+    () => Object.fromEntries(served.map((n, k) => [`replica${k + 1}`, n])),
+    () => Promise.all(pools.map((p) => p.end())),
+  )
+}
+
 export async function createMysqlVariant(name, { primary, replicas, concurrency, max, mysqlShape }) {
   const { sql, params } = shapeOf(mysqlShape)
   if (name === 'mysql-raw' || name === 'mysql-raw-execute') {
-    const pools = replicas.map((uri) => {
-      const pool = mysql.createPool({ uri, ...sizeOptions(max) })
-      pool.on('connection', (conn) => conn.on('error', noop))
-      return pool
-    })
+    const pools = rawPools(replicas, max)
     const served = pools.map(() => 0)
     const execute = name === 'mysql-raw-execute'
     const op = (i) => {
@@ -105,20 +121,10 @@ export async function createMysqlVariant(name, { primary, replicas, concurrency,
       if (execute) return p === undefined ? pools[k].execute(sql) : pools[k].execute(sql, p)
       return p === undefined ? pools[k].query(sql) : pools[k].query(sql, p)
     }
-    return looped(
-      name,
-      op,
-      concurrency,
-      () => Object.fromEntries(served.map((n, k) => [`replica${k + 1}`, n])),
-      () => Promise.all(pools.map((p) => p.end())),
-    )
+    return loopedOverPools(name, op, concurrency, pools, served)
   }
   if (name === 'mysql-raw-checkout') {
-    const pools = replicas.map((uri) => {
-      const pool = mysql.createPool({ uri, ...sizeOptions(max) })
-      pool.on('connection', (conn) => conn.on('error', noop))
-      return pool
-    })
+    const pools = rawPools(replicas, max)
     const cores = pools.map((p) => p.pool)
     const served = pools.map(() => 0)
     const op = (i) => {
@@ -138,13 +144,7 @@ export async function createMysqlVariant(name, { primary, replicas, concurrency,
         })
       })
     }
-    return looped(
-      name,
-      op,
-      concurrency,
-      () => Object.fromEntries(served.map((n, k) => [`replica${k + 1}`, n])),
-      () => Promise.all(pools.map((p) => p.end())),
-    )
+    return loopedOverPools(name, op, concurrency, pools, served)
   }
   if (name === 'mysql-cluster' || name === 'mysql-cluster-execute') {
     const cluster = mysql.createPoolCluster()

@@ -226,9 +226,9 @@ function singleGtidDashes(s: string): number {
 
 /** `gtidReached` for two canonical single GTIDs (see {@link singleGtidDashes}): same domain, sequence number at least as high. */
 function singleGtidReached(replay: string, r: number, target: string, t: number): boolean {
-  const rFirst = r >> 6
-  const tFirst = t >> 6
-  if (rFirst !== tFirst || replay.slice(0, rFirst) !== target.slice(0, tFirst)) return false
+  const first = r >> 6
+  if (first !== t >> 6) return false
+  for (let i = 0; i < first; i++) if (replay.charCodeAt(i) !== target.charCodeAt(i)) return false
   const rSeq = (r & 63) + 1
   const tSeq = (t & 63) + 1
   const rLen = replay.length - rSeq

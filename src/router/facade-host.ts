@@ -74,9 +74,9 @@ export interface FacadeHost<Conn = unknown> {
    * `router.query` runs it there, when that scope routes it as a read outside a transaction (a
    * `readOnly` scope, or a pool default that reads): a replica's read-only pool (or the fallback),
    * the read-only guard, one retry elsewhere after a connection error, passive health,
-   * `queryTimeoutMs`. Returns `undefined` for any other scope (a transaction, the primary): the
-   * facade then checks a connection out with `connect(scope)`; else `true`, and the outcome goes to
-   * `resolve` or `reject` (once, possibly before `read` returns). The hot path of a routed read:
+   * `queryTimeoutMs`. Returns `false` (and does nothing) for any other scope (a transaction, the
+   * primary): the facade then checks a connection out with `connect(scope)`; else `true`, and the
+   * outcome goes to `resolve` or `reject` (once, possibly before `read` returns). The hot path of a routed read:
    * one job on the node, no promise.
    */
   read?(

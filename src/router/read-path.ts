@@ -248,17 +248,18 @@ export class ReadPath {
    * A failure only counts for passive health (the reads that asked went to the primary anyway).
    */
   #refreshReplay(cluster: Cluster, node: RouterNode, token: string): void {
-    if (this.#refreshing.has(node) || this.#core.closed) return
+    if (this.#core.closed) return
     const now = performance.now()
+    // (`Infinity` while one runs: `now - Infinity` is below any spacing.)
     if (now - (this.#refreshedAt.get(node) ?? Number.NEGATIVE_INFINITY) < REPLAY_REFRESH_SPACING_MS) return
-    this.#refreshedAt.set(node, now)
-    this.#refreshing.add(node)
-    this.#readReplay(cluster, node, token).finally(() => this.#refreshing.delete(node))
+    this.#refreshedAt.set(node, Number.POSITIVE_INFINITY)
+    this.#readReplay(cluster, node, token).finally(() => this.#refreshedAt.set(node, now))
   }
 
-  /** Replicas whose replay position {@link ReadPath.#refreshReplay} is reading. */
-  readonly #refreshing = new Set<RouterNode>()
-  /** When each replica's last background replay-position read started (`performance.now()`). */
+  /**
+   * When each replica's last background replay-position read started (`performance.now()`), or
+   * `Infinity` while one is running.
+   */
   readonly #refreshedAt = new WeakMap<RouterNode, number>()
 
   /**
