@@ -1,4 +1,5 @@
 import { caughtUpReplica, chooseCatchUp, waitForCatchUp } from '../consistency/catch-up.js'
+import type { Session } from '../consistency/session.js'
 import { NoHealthyReplicaError } from '../errors/no-healthy-replica-error.js'
 import type { Cluster } from './cluster.js'
 import type { Driver, QueryResult } from './driver.js'
@@ -112,10 +113,19 @@ export class ReadPath {
     if (cluster.candidates.length === 0 && cluster.firstProbesPending) {
       return afterFirstProbes(this.#core, cluster).then(() => this.read(cluster, scope, sql, params))
     }
-    const token = scope.session?.positions.get(cluster.name)
-    if (token !== undefined) {
+    const session = scope.session
+    const token = session?.positions.get(cluster.name)
+    if (session !== undefined && token !== undefined) {
+      if (token === UNKNOWN_POSITION && session.pendingWrites.has(cluster.name) && this.#maxWaitMs() === 0) {
+        // The session's own write, its position still to be read, and no wait allowed: this read
+        // goes to the primary at once (correct for any position) while the shared read of the
+        // primary's position runs in the background, for the session's next reads and its token.
+        const check = session.settle(cluster.name)
+        if (check !== undefined) void check.then(() => this.#afterCheck(cluster, session))
+        return this.#readAtPosition(cluster, token, sql, params)
+      }
       // A position from a token not yet checked against the primary: check it first, then route.
-      const check = scope.session?.settle(cluster.name)
+      const check = session.settle(cluster.name)
       if (check !== undefined) return check.then(() => this.read(cluster, scope, sql, params))
       return this.#readAtPosition(cluster, token, sql, params)
     }
@@ -233,6 +243,20 @@ export class ReadPath {
     } catch (err) {
       return this.#retryRead(cluster, node, err, sql, params, token)
     }
+  }
+
+  /**
+   * After a session's position was read in the background (`maxWaitMs: 0`): if no replica is
+   * known to have replayed it, reads the least-lagged one's replay position in the background
+   * too, so that the session's next read can go to it with no check of its own.
+   */
+  #afterCheck(cluster: Cluster, session: Session): void {
+    const token = session.positions.get(cluster.name)
+    const c = cluster.candidates
+    if (token === undefined || token === UNKNOWN_POSITION || c.length === 0) return
+    const picked = (c.length === 1 ? c[0] : cluster.balancer.pick(c)) as RouterNode
+    const choice = chooseCatchUp(this.#driver, c as readonly RouterNode[], picked, token)
+    if (!choice.known) this.#refreshReplay(cluster, choice.node, token)
   }
 
   /** `readYourWrites.maxWaitMs` (0 outside `position` mode). */

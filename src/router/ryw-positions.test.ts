@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createRouter } from '../index.js'
-import type { QueryObservation } from './router-node.js'
 import type { Driver, DriverPool } from './driver.js'
+import type { QueryObservation } from './router-node.js'
 
 /**
  * A pure in-memory driver for the read-your-writes bookkeeping: positions are numbers; each write
@@ -110,7 +110,9 @@ describe('read-your-writes positions (fake driver)', () => {
           router.session(async () => {
             const mine = Number((await router.query('INSERT INTO t VALUES (1)')).rows[0]?.n) // this write's number
             const before = positionOf(router.consistencyToken())
+            // (to the primary at once: the position is read beside it, for the next reads and the token)
             await router.readOnly(() => router.query('SELECT 1'))
+            await vi.waitFor(() => expect(positionOf(router.consistencyToken())).not.toBe('unknown'))
             return { mine, before, after: positionOf(router.consistencyToken()) }
           }),
         ),
@@ -123,6 +125,49 @@ describe('read-your-writes positions (fake driver)', () => {
       expect(state.positionReads).toBeLessThan(32 / 2)
     } finally {
       await router.close()
+    }
+  })
+
+  it("no wait (the default): a session's first read after a write goes to the primary at once, not after the read of the write's position; with a wait it waits for it", async () => {
+    for (const maxWaitMs of [0, 5]) {
+      const { driver, state } = positionDriver()
+      state.replayed = 100 // the replica is far ahead: once the position is known, reads may go there
+      let release: () => void = () => {}
+      const held = new Promise<void>((r) => {
+        release = r
+      })
+      const positionAfterWrite = driver.positionAfterWrite
+      driver.positionAfterWrite = async (conn) => {
+        await held
+        return positionAfterWrite?.(conn)
+      }
+      const nodes: string[] = []
+      driver.execute = async (conn, stmt) => {
+        await new Promise((r) => setImmediate(r))
+        nodes.push((conn as { node: string }).node)
+        if (String(stmt).startsWith('INSERT')) state.committed++
+        return { rows: [], rowCount: 1 }
+      }
+      const router = makeRouter(driver, maxWaitMs)
+      try {
+        await router.session(async () => {
+          await router.query('INSERT INTO t VALUES (1)')
+          let done = false
+          const reading = router
+            .readOnly(() => router.query('SELECT 1'))
+            .then(() => {
+              done = true
+            })
+          for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r))
+          expect(done).toBe(maxWaitMs === 0) // no wait: answered while the position read is held
+          release()
+          await reading
+          expect(nodes.at(-1)).toBe(maxWaitMs === 0 ? 'primary' : 'replica1')
+          await vi.waitFor(() => expect(positionOf(router.consistencyToken())).toBe('1'))
+        })
+      } finally {
+        await router.close()
+      }
     }
   })
 
@@ -154,6 +199,7 @@ describe('read-your-writes positions (fake driver)', () => {
         const second = state.committed
         await reading
         await router.readOnly(() => router.query('SELECT 1'))
+        await vi.waitFor(() => expect(positionOf(router.consistencyToken())).not.toBe('unknown'))
         expect(Number(positionOf(router.consistencyToken()))).toBeGreaterThanOrEqual(second)
       })
     } finally {
@@ -175,7 +221,7 @@ describe('read-your-writes positions (fake driver)', () => {
         await router.query('UPDATE t SET v = 1 WHERE false') // no position in the reply: lazy
         expect(positionOf(router.consistencyToken())).toBe('unknown')
         await router.readOnly(() => router.query('SELECT 1'))
-        expect(positionOf(router.consistencyToken())).toBe('2')
+        await vi.waitFor(() => expect(positionOf(router.consistencyToken())).toBe('2'))
       })
       expect(state.positionReads).toBe(1)
     } finally {
