@@ -63,7 +63,9 @@ export type ReadYourWritesConfig =
        * How long a read may wait for a chosen replica to catch up before going to the primary, in
        * ms. Default: 0 (no wait): a read no replica is known to have replayed goes to the primary at
        * once, and the replica's replay position is read in the background (one read per replica
-       * at a time, shared by every session) for the next reads. Above 0 the read checks the
+       * at a time and per 5 ms, shared by every session) for the next reads; on PostgreSQL the
+       * session's first read after a write goes to the primary while the write's position is read
+       * beside it. Above 0 the first read waits for that position, and the read checks the
        * least-lagged replica on the connection that then runs it (one more round trip), waiting up
        * to this long: fewer reads on the primary, slower first reads.
        */
@@ -202,8 +204,9 @@ export interface RouterOptions<D extends AnyDriver = Driver> {
    * Read-your-writes per session (`router.session`, `withConsistencyToken`, one session per HTTP
    * request with the HTTP integrations). Default: `{ mode: 'position', maxWaitMs: 0 }`: a
    * session's write costs no round trip (MariaDB/MySQL: its GTID comes with the reply;
-   * PostgreSQL: a stamp, the position read lazily and shared), its reads go to a replica known to
-   * have replayed it, else to the primary (no check of their own); statements outside sessions
+   * PostgreSQL: a stamp, the position read lazily and shared, beside the session's first read
+   * after the write, which goes to the primary), its reads go to a replica known to have replayed
+   * it, else to the primary (no check or wait of their own); statements outside sessions
    * cost nothing. `false` turns it off (sessions then route nothing; the HTTP integrations refuse
    * a token transport).
    */

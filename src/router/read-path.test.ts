@@ -584,7 +584,10 @@ describe('ReadPath: read-your-writes', () => {
       // a session that wrote and then read has its position (0/10) in its token
       const positioned = await a.router.session(async () => {
         await a.router.query('INSERT INTO t VALUES (2)')
-        await read(a.router)
+        await read(a.router) // (to the primary at once; the position is read beside it)
+        const positionIn = (t: string | undefined) =>
+          JSON.parse(Buffer.from(String(t).split('.')[1] ?? '', 'base64url').toString()).p.default
+        await vi.waitFor(() => expect(positionIn(a.router.consistencyToken())).toBe('0/10'))
         return a.router.consistencyToken()
       })
       // a token whose position is beyond what the primary reached is dropped: reads are balanced again

@@ -32,7 +32,7 @@ import { UNKNOWN_POSITION } from './write-path.js'
  * `maxWaitMs: 0`), in ms: under a steady stream of sessions that wrote, one read per replica
  * always in flight would add a statement per round trip to every replica.
  */
-const REPLAY_REFRESH_SPACING_MS = 2
+const REPLAY_REFRESH_SPACING_MS = 5
 
 /**
  * A router's reads: the choice of a replica (read-your-writes, fallback to the primary, the
@@ -69,7 +69,7 @@ export class ReadPath {
     return node
       .run(sql, params, true)
       .then(undefined, (err: unknown) =>
-        this.#retryRead(cluster, node, err, sql, params, undefined, scope.fallback),
+        this.#retryRead(cluster, node, err, sql, params, this.#rywToken(scope, cluster), scope.fallback),
       )
   }
 
@@ -92,7 +92,10 @@ export class ReadPath {
       return
     }
     node.runTo(sql, params, true, resolve, (err: unknown) => {
-      this.#retryRead(cluster, node, err, sql, params, undefined, scope.fallback).then(resolve, reject)
+      this.#retryRead(cluster, node, err, sql, params, this.#rywToken(scope, cluster), scope.fallback).then(
+        resolve,
+        reject,
+      )
     })
   }
 
@@ -116,18 +119,17 @@ export class ReadPath {
     const session = scope.session
     const token = session?.positions.get(cluster.name)
     if (session !== undefined && token !== undefined) {
-      if (token === UNKNOWN_POSITION && session.pendingWrites.has(cluster.name) && this.#maxWaitMs() === 0) {
-        // The session's own write, its position still to be read, and no wait allowed: this read
-        // goes to the primary at once (correct for any position) while the shared read of the
-        // primary's position runs in the background, for the session's next reads and its token.
+      if (!this.#checkBeside(cluster, session, token)) {
+        // A position from a token not yet checked against the primary: check it first, then route.
         const check = session.settle(cluster.name)
-        if (check !== undefined) void check.then(() => this.#afterCheck(cluster, session))
-        return this.#readAtPosition(cluster, token, sql, params)
+        if (check !== undefined) return check.then(() => this.read(cluster, scope, sql, params))
+        if (this.#maxWaitMs() > 0) return this.#readAtPosition(cluster, token, sql, params)
       }
-      // A position from a token not yet checked against the primary: check it first, then route.
-      const check = session.settle(cluster.name)
-      if (check !== undefined) return check.then(() => this.read(cluster, scope, sql, params))
-      return this.#readAtPosition(cluster, token, sql, params)
+      try {
+        return this.#rywNode(cluster, token)
+      } catch (err) {
+        return Promise.reject(err)
+      }
     }
     try {
       return this.#pickRead(cluster, scope)
@@ -146,8 +148,11 @@ export class ReadPath {
   ): Promise<{ node: RouterNode; conn: unknown }> {
     if (cluster.candidates.length === 0 && cluster.firstProbesPending)
       await afterFirstProbes(this.#core, cluster)
-    const check = scope?.session?.settle(cluster.name)
-    if (check !== undefined) await check // a token's position is checked before it routes
+    const session = scope?.session
+    if (session !== undefined && !this.#checkBeside(cluster, session, session.positions.get(cluster.name))) {
+      const check = session.settle(cluster.name)
+      if (check !== undefined) await check // a token's position is checked before it routes
+    }
     const node = this.#pickRead(cluster, scope)
     try {
       return { node, conn: await node.acquire(true) }
@@ -210,9 +215,41 @@ export class ReadPath {
   }
 
   /**
-   * A read of a session that wrote (`position` mode): a replica known (from probes) to have
-   * replayed the session's token; else one that reaches it within `maxWaitMs` (checked on the
-   * connection that then runs the read); else the primary.
+   * The session's position in `cluster` when its read must be retried only where its writes are
+   * visible (see `#retryRead`); `undefined` for a read of no such session.
+   */
+  #rywToken(scope: Scope, cluster: Cluster): string | undefined {
+    return scope.session?.positions.get(cluster.name)
+  }
+
+  /**
+   * The node for a read of a session at `token`, with no wait (`maxWaitMs: 0`): a replica known to
+   * have replayed it, else the primary at once; the least-lagged replica's replay position is
+   * then read in the background, for the next reads. Throws `PrimaryUnavailableError` when the
+   * primary is needed and unusable.
+   */
+  #rywNode(cluster: Cluster, token: string): RouterNode {
+    return this.#rywReplica(cluster, token) ?? this.#rywPrimary(cluster)
+  }
+
+  /**
+   * A replica known to have replayed `token`; else `undefined`, and the least-lagged replica's
+   * replay position is read in the background (spaced: see `#refreshReplay`).
+   */
+  #rywReplica(cluster: Cluster, token: string): RouterNode | undefined {
+    const c = cluster.candidates
+    if (token === UNKNOWN_POSITION || c.length === 0) return undefined
+    const picked = (c.length === 1 ? c[0] : cluster.balancer.pick(c)) as RouterNode
+    const choice = chooseCatchUp(this.#driver, c as readonly RouterNode[], picked, token)
+    if (choice.known) return choice.node
+    this.#refreshReplay(cluster, choice.node, token)
+    return undefined
+  }
+
+  /**
+   * A read of a session that wrote (`position` mode, `maxWaitMs > 0`): a replica known (from
+   * probes) to have replayed the session's token; else one that reaches it within `maxWaitMs`
+   * (checked on the connection that then runs the read); else the primary.
    */
   async #readAtPosition(
     cluster: Cluster,
@@ -226,15 +263,10 @@ export class ReadPath {
       const picked = (c.length === 1 ? c[0] : cluster.balancer.pick(c)) as RouterNode
       const choice = chooseCatchUp(this.#driver, c as readonly RouterNode[], picked, token)
       if (choice.known) node = choice.node
-      else if (this.#maxWaitMs() > 0) {
-        // Not known yet, and waiting is allowed: ask the replica least behind, on the connection
-        // that then runs the read.
+      else {
+        // Not known yet: ask the replica least behind, on the connection that then runs the read.
         const served = await this.#readIfCaughtUp(cluster, choice.node, token, sql, params)
         if (served !== undefined) return served
-      } else {
-        // Not known yet, no wait: this read goes to the primary at once (no check of its own);
-        // the replica's replay position is read in the background, for the next reads.
-        this.#refreshReplay(cluster, choice.node, token)
       }
     }
     if (node === undefined) node = this.#rywPrimary(cluster)
@@ -246,17 +278,28 @@ export class ReadPath {
   }
 
   /**
+   * With no wait allowed (`maxWaitMs: 0`), for a session whose own write's position is still to
+   * be read (`token` unknown): starts that read (shared by every session: see
+   * `PrimaryPosition.afterWrite`) in the background, then the replica's, and returns true — the
+   * read routes now, to the primary (correct for any position). False otherwise: a pending check
+   * (a token's position) must settle before the read routes.
+   */
+  #checkBeside(cluster: Cluster, session: Session, token: string | undefined): boolean {
+    if (token !== UNKNOWN_POSITION || this.#maxWaitMs() > 0 || !session.pendingWrites.has(cluster.name))
+      return false
+    const check = session.settle(cluster.name)
+    if (check !== undefined) void check.then(() => this.#afterCheck(cluster, session))
+    return true
+  }
+
+  /**
    * After a session's position was read in the background (`maxWaitMs: 0`): if no replica is
    * known to have replayed it, reads the least-lagged one's replay position in the background
    * too, so that the session's next read can go to it with no check of its own.
    */
   #afterCheck(cluster: Cluster, session: Session): void {
     const token = session.positions.get(cluster.name)
-    const c = cluster.candidates
-    if (token === undefined || token === UNKNOWN_POSITION || c.length === 0) return
-    const picked = (c.length === 1 ? c[0] : cluster.balancer.pick(c)) as RouterNode
-    const choice = chooseCatchUp(this.#driver, c as readonly RouterNode[], picked, token)
-    if (!choice.known) this.#refreshReplay(cluster, choice.node, token)
+    if (token !== undefined) this.#rywReplica(cluster, token)
   }
 
   /** `readYourWrites.maxWaitMs` (0 outside `position` mode). */

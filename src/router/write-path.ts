@@ -2,7 +2,7 @@ import type { Session } from '../consistency/session.js'
 import { UNKNOWN_POSITION } from '../consistency/token-codec.js'
 import type { Cluster } from './cluster.js'
 import type { QueryResult } from './driver.js'
-import { acquireConnection, type WriteDeps, requirePrimary, statementFailed } from './router-core.js'
+import { acquireConnection, requirePrimary, statementFailed, type WriteDeps } from './router-core.js'
 import type { RouterNode } from './router-node.js'
 import type { Scope } from './scope.js'
 import { leadingKeyword } from './sql-guard.js'
@@ -104,7 +104,8 @@ export function startWrite(core: WriteDeps, conn: unknown): void {
 export function recordWrite(core: WriteDeps, cluster: Cluster, session: Session, conn: unknown): void {
   session.lastWriteAt = Date.now()
   session.writes++
-  if (core.config.readYourWrites.mode !== 'position') return
+  const ryw = core.config.readYourWrites
+  if (ryw.mode !== 'position') return
   const name = cluster.name
   const known = cluster.primaryPosition
   const reply = core.driver.takeReplyPosition?.(conn)
@@ -125,7 +126,10 @@ export function recordWrite(core: WriteDeps, cluster: Cluster, session: Session,
   session.positions.set(name, UNKNOWN_POSITION)
   session.pendingWrites.set(name, stamp)
   session.addCheck(name, async () => {
-    const position = await known.afterWrite(stamp)
+    // With no wait allowed, no read waits for this (reads go to the primary meanwhile): the
+    // sample keeps the spacing, so that a stream of writes costs the primary one small query per
+    // spacing, not one per session. With a wait, the session's first read waits for it: at once.
+    const position = await known.afterWrite(stamp, ryw.maxWaitMs > 0)
     // Not if a later write of the session took a newer stamp (its own check covers this write).
     if (session.pendingWrites.get(name) !== stamp) return
     session.pendingWrites.delete(name)
