@@ -234,12 +234,14 @@ export class ReadPath {
 
   /**
    * A replica known to have replayed `token`; else `undefined`, and the least-lagged replica's
-   * replay position is read in the background (spaced: see `#refreshReplay`).
+   * replay position is read in the background (spaced: see `#refreshReplay`). `reading`: a read
+   * runs on the node returned (else only the background read may start).
    */
-  #rywReplica(cluster: Cluster, token: string): RouterNode | undefined {
+  #rywReplica(cluster: Cluster, token: string, reading = true): RouterNode | undefined {
     const c = cluster.candidates
     if (token === UNKNOWN_POSITION || c.length === 0) return undefined
-    const picked = (c.length === 1 ? c[0] : cluster.balancer.pick(c)) as RouterNode
+    // (The balancer picks only for a read that runs: its state, e.g. round-robin's, is per read.)
+    const picked = (c.length === 1 || !reading ? c[0] : cluster.balancer.pick(c)) as RouterNode
     const choice = chooseCatchUp(this.#driver, c as readonly RouterNode[], picked, token)
     if (choice.known) return choice.node
     this.#refreshReplay(cluster, choice.node, token)
@@ -299,7 +301,7 @@ export class ReadPath {
    */
   #afterCheck(cluster: Cluster, session: Session): void {
     const token = session.positions.get(cluster.name)
-    if (token !== undefined) this.#rywReplica(cluster, token)
+    if (token !== undefined) this.#rywReplica(cluster, token, false)
   }
 
   /** `readYourWrites.maxWaitMs` (0 outside `position` mode). */
