@@ -63,7 +63,7 @@ export type ReadYourWritesConfig =
        * How long a read may wait for a chosen replica to catch up before going to the primary, in
        * ms. Default: 0 (no wait): a read no replica is known to have replayed goes to the primary at
        * once, and the replica's replay position is read in the background (one read per replica
-       * at a time and per 5 ms, shared by every session) for the next reads; on PostgreSQL the
+       * at a time and per 10 ms, shared by every session) for the next reads; on PostgreSQL the
        * session's first read after a write goes to the primary while the write's position is read
        * beside it. Above 0 the first read waits for that position, and the read checks the
        * least-lagged replica on the connection that then runs it (one more round trip), waiting up

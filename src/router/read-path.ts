@@ -32,7 +32,7 @@ import { UNKNOWN_POSITION } from './write-path.js'
  * `maxWaitMs: 0`), in ms: under a steady stream of sessions that wrote, one read per replica
  * always in flight would add a statement per round trip to every replica.
  */
-const REPLAY_REFRESH_SPACING_MS = 5
+const REPLAY_REFRESH_SPACING_MS = 10
 
 /**
  * A router's reads: the choice of a replica (read-your-writes, fallback to the primary, the
