@@ -51,10 +51,12 @@ export class Session {
     if (checks === undefined) return undefined
     const c = checks.get(cluster)
     if (c === undefined || typeof c !== 'function') return c
-    const running: Promise<void> = c().finally(() => {
-      // (A later write may have registered a newer check meanwhile: keep that one.)
+    // (A later write may have registered a newer check meanwhile: keep that one.) `then`, not
+    // `finally`: one promise, not three, on a session's read path; checks never reject.
+    const done = (): void => {
       if (checks.get(cluster) === running) checks.delete(cluster)
-    })
+    }
+    const running: Promise<void> = c().then(done, done)
     checks.set(cluster, running)
     return running
   }

@@ -322,7 +322,8 @@ export class ReadPath {
     // (`Infinity` while one runs: `now - Infinity` is below any spacing.)
     if (now - (this.#refreshedAt.get(node) ?? Number.NEGATIVE_INFINITY) < REPLAY_REFRESH_SPACING_MS) return
     this.#refreshedAt.set(node, Number.POSITIVE_INFINITY)
-    this.#readReplay(cluster, node, token).finally(() => this.#refreshedAt.set(node, now))
+    // (`then`: it never rejects.)
+    this.#readReplay(cluster, node, token).then(() => this.#refreshedAt.set(node, now))
   }
 
   /**
