@@ -19,7 +19,9 @@ describe('Session checks', () => {
       s.positions.delete('default')
     })
     expect(runs).toBe(0) // lazy: nothing runs until a read asks
+    expect([s.hasCheck('default'), s.checkRunning('default')]).toEqual([true, false])
     const a = s.settle('default')
+    expect(s.checkRunning('default')).toBe(true)
     const b = s.settle('default')
     expect(a).toBeInstanceOf(Promise)
     expect(b).toBe(a)
@@ -28,6 +30,7 @@ describe('Session checks', () => {
     release()
     await a
     expect(s.positions.has('default')).toBe(false)
+    expect([s.hasCheck('default'), s.checkRunning('default')]).toEqual([false, false])
     expect(s.settle('default')).toBeUndefined()
     expect(runs).toBe(1)
   })

@@ -42,6 +42,11 @@ export class Session {
     return this.#checks?.has(cluster) === true
   }
 
+  /** Whether a check of the position of `cluster` has been started (`settle`) and is still running. */
+  checkRunning(cluster: string): boolean {
+    return this.#checks !== undefined && typeof this.#checks.get(cluster) === 'object'
+  }
+
   /**
    * The pending check of the position of `cluster`, started on the first call and shared by the
    * reads that wait for it; `undefined` once it has settled (or when there is none, the usual case).

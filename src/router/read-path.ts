@@ -289,6 +289,7 @@ export class ReadPath {
   #checkBeside(cluster: Cluster, session: Session, token: string | undefined): boolean {
     if (token !== UNKNOWN_POSITION || this.#maxWaitMs() > 0 || !session.pendingWrites.has(cluster.name))
       return false
+    if (session.checkRunning(cluster.name)) return true // (its start arranged what follows it)
     const check = session.settle(cluster.name)
     if (check !== undefined) void check.then(() => this.#afterCheck(cluster, session))
     return true
