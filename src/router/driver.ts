@@ -129,7 +129,8 @@ export interface Driver<Conn = unknown, Pool = unknown, Extras = unknown> {
   /**
    * Reads the primary's current position on one of its connections: any position read this way
    * after a write finished covers that write. Read-your-writes reads it lazily (when a session that
-   * wrote first reads, one read shared by the sessions waiting for it; see `PrimaryPosition`) and
+   * wrote first reads, one read shared by every session whose write finished before it; see
+   * `PrimaryPosition`) and
    * to check the positions of consistency tokens.
    */
   positionAfterWrite(conn: Conn): Promise<string>

@@ -96,8 +96,10 @@ export function startWrite(core: WriteDeps, conn: unknown): void {
  * - else (PostgreSQL; a server that sends none) only a stamp (`PrimaryPosition.stampWrite`): the
  *   session's position becomes `unknown` with a check that, when its first read (or read
  *   connection) needs it, takes the primary's position from a sample started after the write
- *   finished, shared with every session waiting meanwhile (`PrimaryPosition.afterWrite`). A
- *   sample that fails leaves `unknown`: the session then reads from the primary.
+ *   finished, shared with every session waiting meanwhile (`PrimaryPosition.afterWrite`). With
+ *   `maxWaitMs: 0` that read does not wait for it (it goes to the primary; the check runs beside
+ *   it, spaced); with a wait it does (the sample then starts at once). A sample that fails leaves
+ *   `unknown`: the session then reads from the primary.
  * A write that produced no GTID (a reply without one, on a connection that reports them) still
  * takes the stamp path: correctness never rests on a missing report.
  */
