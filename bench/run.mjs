@@ -455,6 +455,13 @@ function report(result, log) {
     if (rq !== undefined && raw !== undefined)
       log(`postgres.js D/A (router.query vs raw tagged sql) = ${(rq.medianQps / raw.medianQps).toFixed(3)}`)
     log(`queries per node: ${JSON.stringify(pj.distribution)}`)
+    log(`async resources created per query (async_hooks census, deterministic):`)
+    for (const [name, counts] of Object.entries(pj.asyncResourcesPerQuery ?? {}))
+      log(
+        `  ${(PGJS_VARIANTS[name] ?? name).padEnd(74)} ${Object.entries(counts ?? {})
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+      )
   }
 
   const my = result.mysql2

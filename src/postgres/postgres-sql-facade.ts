@@ -139,36 +139,64 @@ type QueryCtor = new (
 ) => Q
 
 /**
- * The postgres.js `Query` class, read by {@link newQuery} (a mutable slot: see there). Seeded with
- * throw-away classes so that the slot is never a constant to the optimizing compiler.
- */
-const queryClassSlot: { C: QueryCtor } = { C: class {} as unknown as QueryCtor }
-
-/**
- * `new C(...)` for the postgres.js `Query` class, kept out of line on purpose. With an
- * `AsyncLocalStorage` enabled (Node 20: promise hooks), V8 throws away its optimized code of
- * postgres.js's `Query` constructor every few hundred queries (a stable-map dependency breaks).
- * Inlined into `router.sql()`'s tagged function and, through it, into the caller's scope callback,
- * each such event threw away those large compilations too: ~120 µs of compiler time per query, half
- * of `router.sql()`'s throughput on a 2-core machine. Read from a mutable slot, through a call
- * site that has seen several classes (megamorphic), the constructor is never inlined: the
- * invalidations then cost what they cost raw postgres.js with an `AsyncLocalStorage` (~25 µs).
+ * `new C(...)` for the postgres.js `Query` class (or its {@link routedQueryClass}), kept out of
+ * line on purpose. With an `AsyncLocalStorage` enabled (Node 20: promise hooks), V8 throws away
+ * its optimized code of postgres.js's `Query` constructor every few hundred queries (a stable-map
+ * dependency breaks). Inlined into `router.sql()`'s tagged function and, through it, into the
+ * caller's scope callback, each such event threw away those large compilations too: ~120 µs of
+ * compiler time per query, half of `router.sql()`'s throughput on a 2-core machine. The class comes
+ * as an argument, through a call site that has seen several classes (megamorphic: see the seeding
+ * below), so the constructor is never inlined: the invalidations then cost what they cost raw
+ * postgres.js with an `AsyncLocalStorage` (~25 µs).
  */
 function newQuery(
+  C: QueryCtor,
   strings: readonly string[],
   args: unknown[],
   handler: Handler,
   canceller: (q: Q) => Promise<void>,
   options?: Record<string, unknown>,
 ): Q {
-  const C = queryClassSlot.C
   return new C(strings, args, handler, canceller, options)
 }
 const noopHandler: Handler = () => {}
 const noopCanceller = (): Promise<void> => Promise.resolve()
 for (const C of [class {}, class {}, class {}, class {}, class {}]) {
-  queryClassSlot.C = C as unknown as QueryCtor
-  for (let i = 0; i < 2; i++) newQuery([], [], noopHandler, noopCanceller)
+  for (let i = 0; i < 2; i++) newQuery(C as unknown as QueryCtor, [], [], noopHandler, noopCanceller)
+}
+
+const promiseThen = Promise.prototype.then
+
+/** The {@link routedQueryClass} of each postgres.js `Query` class. */
+const routedClasses = new WeakMap<QueryCtor, QueryCtor>()
+
+/**
+ * A subclass of postgres.js's `Query` for `router.sql()`'s queries, whose `then` (what `await`
+ * calls) hands the query to its handler at once. postgres.js's own `then` calls an `async handle()`
+ * that first does `await 1`: three promises per query, each paying Node 20's promise hooks once an
+ * `AsyncLocalStorage` is enabled (and routemate's scopes enable one), with nothing to wait for —
+ * `await` on a `Query` already runs `then` from a microtask, after the caller built the query.
+ * `catch`, `finally`, `execute()`, `forEach()` and cursors keep postgres.js's deferred `handle`.
+ */
+function routedQueryClass(Base: QueryCtor): QueryCtor {
+  let C = routedClasses.get(Base)
+  if (C === undefined) {
+    const B = Base as unknown as new (...args: never[]) => object
+    class RoutedQuery extends B {
+      // biome-ignore lint/suspicious/noThenProperty: a postgres.js query is a promise
+      then(onFulfilled?: unknown, onRejected?: unknown): Promise<unknown> {
+        const q = this as unknown as Q
+        if (!q.executed) {
+          q.executed = true
+          q.handler(q)
+        }
+        return promiseThen.call(this, onFulfilled as undefined, onRejected as undefined) as Promise<unknown>
+      }
+    }
+    C = RoutedQuery as unknown as QueryCtor
+    routedClasses.set(Base, C)
+  }
+  return C
 }
 
 /** Where a query of a pinned `sql` (reserved, or a transaction's) runs. */
@@ -247,7 +275,7 @@ export function beginOptionsOf(text: string): { readOnly?: boolean; isolation?: 
  */
 export function createRoutedSql(template: postgres.Sql, host: FacadeHost<PostgresConn>): RoutedSql {
   const QueryClass = (template.unsafe('') as unknown as Q).constructor as unknown as QueryCtor
-  queryClassSlot.C = QueryClass
+  const Routed = routedQueryClass(QueryClass)
 
   const isQuery = (x: unknown): x is Q => x instanceof (QueryClass as unknown as new () => object)
 
@@ -381,7 +409,7 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
     dispatch.debug = false
     const sql = ((strings: unknown, ...args: unknown[]) => {
       if (Array.isArray(strings) && Array.isArray((strings as { raw?: unknown }).raw)) {
-        const q = newQuery(strings as readonly string[], args, dispatch, canceller)
+        const q = newQuery(Routed, strings as readonly string[], args, dispatch, canceller)
         if (pinned === undefined) q.rmScope = host.captureScope()
         return q
       }
@@ -395,7 +423,7 @@ export function createRoutedSql(template: postgres.Sql, host: FacadeHost<Postgre
         a = []
       }
       const list = a as unknown[]
-      const q = newQuery([string], list, dispatch, canceller, {
+      const q = newQuery(Routed, [string], list, dispatch, canceller, {
         prepare: false,
         ...o,
         simple: 'simple' in o ? o.simple : list.length === 0,
