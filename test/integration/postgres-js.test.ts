@@ -5,11 +5,13 @@
  * kysely-postgres-js unchanged over it. Where a statement ran is read from the server itself
  * (`inet_server_port()`; column defaults for writes).
  */
+import { createHook } from 'node:async_hooks'
 import { eq } from 'drizzle-orm'
-import { drizzle } from 'drizzle-orm/postgres-js'
 import { integer, pgTable, serial, text } from 'drizzle-orm/pg-core'
+import { drizzle } from 'drizzle-orm/postgres-js'
 import { type Generated, Kysely, sql as ksql } from 'kysely'
 import { PostgresJSDialect } from 'kysely-postgres-js'
+import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   ConfigError,
@@ -218,6 +220,66 @@ describe('router.sql()', () => {
     expect(await rejection(r`delete from pjs`)).toBeInstanceOf(ReadOnlyViolationError)
     r.release()
     await expectIdle(router)
+  })
+
+  it('a query is sent when awaited (then), and catch, finally, execute() and forEach() run it as postgres.js does', async () => {
+    const sql = router.sql()
+    const q = router.readOnly(() => sql`select inet_server_port() as port`)
+    expect((q as unknown as { executed: boolean }).executed).toBe(false) // built, not sent
+    const p = q.then((rows) => who(rows[0]?.port))
+    expect((q as unknown as { executed: boolean }).executed).toBe(true) // handed to the router by then
+    expect(await p).toMatch(/^replica/)
+    // catch and finally keep postgres.js's own (deferred) path
+    const caught = await router.readOnly(() => sql`select 1/0 as x`).catch((e: { code?: string }) => e.code)
+    expect(caught).toBe('22012')
+    let finallyRan = false
+    const f = await router
+      .readOnly(() => sql`select 7::int as n`)
+      .finally(() => {
+        finallyRan = true
+      })
+    expect([f[0]?.n, finallyRan]).toEqual([7, true])
+    // execute() sends before anything awaits; a modifier chained after it still applies to the rows
+    const e = router.readOnly(() => sql`select 1::int as a, 2::int as b`).execute()
+    expect(await e.values()).toEqual([[1, 2]])
+    const each: number[] = []
+    await router.readOnly(() =>
+      sql`select generate_series(1, 3)::int as n`.forEach((row) => each.push(row.n)),
+    )
+    expect(each).toEqual([1, 2, 3])
+    // a write awaited in a readOnly scope is refused by the guard, as before
+    expect(await rejection(router.readOnly(() => sql`delete from pjs`))).toBeInstanceOf(
+      ReadOnlyViolationError,
+    )
+    await expectIdle(router)
+  })
+
+  it('a routed read makes fewer promises than the same read through raw postgres.js (each pays the promise hooks of AsyncLocalStorage)', async () => {
+    const raw = postgres(cluster.replicas[0]?.url ?? '', { max: 1, onnotice: () => {} })
+    const sql = router.sql()
+    const perQuery = async (run: () => PromiseLike<unknown>): Promise<number> => {
+      for (let i = 0; i < 5; i++) await run() // connections open, statements prepared
+      let promises = 0
+      const hook = createHook({
+        init(_id, type) {
+          if (type === 'PROMISE') promises++
+        },
+      }).enable()
+      try {
+        for (let i = 0; i < 20; i++) await run()
+      } finally {
+        hook.disable()
+      }
+      return promises / 20
+    }
+    try {
+      const rawCount = await perQuery(() => raw`select ${1}::int as x`)
+      const routedCount = await perQuery(() => router.readOnly(() => sql`select ${1}::int as x`))
+      // postgres.js's then runs an async handle() that awaits 1 before sending: 3 promises the router skips
+      expect(routedCount).toBeLessThanOrEqual(rawCount - 2)
+    } finally {
+      await raw.end({ timeout: 1 })
+    }
   })
 
   it('streams with a cursor and cancels with query.cancel()', async () => {
