@@ -65,7 +65,7 @@ const LEVEL = String.raw`(?:READ\s+UNCOMMITTED|READ\s+COMMITTED|REPEATABLE\s+REA
 /** Transaction modes that keep a transaction read-only: an isolation level, READ ONLY, DEFERRABLE. */
 const MODES = String.raw`(?:(?:\s*,?\s*(?:ISOLATION\s+LEVEL\s+${LEVEL}|READ\s+ONLY|(?:NOT\s+)?DEFERRABLE|WITH\s+CONSISTENT\s+SNAPSHOT))*)`
 const END = String.raw`\s*;?\s*$`
-const IDENT = String.raw`(?:[A-Za-z_][A-Za-z0-9_$]*|"(?:[^"]|"")+")`
+const IDENT = `(?:[A-Za-z_][A-Za-z0-9_$]*|"(?:[^"]|"")+")`
 
 /** `BEGIN` / `START TRANSACTION` with only read-only-preserving modes (an ORM's own transaction). */
 const BEGIN_READ = new RegExp(

@@ -244,7 +244,9 @@ describe('router.sql()', () => {
     expect(await e.values()).toEqual([[1, 2]])
     const each: number[] = []
     await router.readOnly(() =>
-      sql`select generate_series(1, 3)::int as n`.forEach((row) => each.push(row.n)),
+      sql`select generate_series(1, 3)::int as n`.forEach((row) => {
+        each.push(row.n)
+      }),
     )
     expect(each).toEqual([1, 2, 3])
     // a write awaited in a readOnly scope is refused by the guard, as before
