@@ -37,6 +37,7 @@ import { classifyPostgresError, connectionLost } from './postgres-errors.js'
 import { PostgresNodePool } from './postgres-node-pool.js'
 import { checkPostgresPoolOptions, connectionOptionsOf } from './postgres-options.js'
 import {
+  connHandler,
   createRoutedSql,
   isRoutedStatement,
   type RoutedSql,
@@ -94,7 +95,7 @@ type Rows = Array<Record<string, unknown>> & {
   columns?: postgres.ColumnList<string>
 }
 
-/** A postgres.js query as the driver sends it itself (postgres.js's own fields). */
+/** A postgres.js query as `executeCallback` sends it when the node's `debug` option is set (postgres.js's own fields). */
 interface Q extends PgJsQuery {
   executed: boolean
   active: boolean
@@ -105,10 +106,73 @@ interface Q extends PgJsQuery {
   rmDone?: ((err: unknown, result?: QueryResult & PostgresResultFields) => void) | undefined
 }
 
+type Done = (err: unknown, result?: QueryResult & PostgresResultFields) => void
+
+/** postgres.js's options of an `sql.unsafe(text, args)` query: simple protocol without arguments. */
+const SIMPLE = Object.freeze({ prepare: false, simple: true })
+const EXTENDED = Object.freeze({ prepare: false, simple: false })
+
 /**
- * `resolve` and `reject` of a query sent by `executeCallback` (postgres.js calls them as its
- * methods): the outcome goes to the router's callback once — postgres.js may report a query failed
- * twice (a connection lost while connecting, then closed). Shared: no closure per statement.
+ * A statement of `router.query` / `tx.query` as postgres.js's connection runs it: the fields its
+ * connection reads and writes on a query made by `sql.unsafe(text, args)` (same options, same
+ * messages), without what a postgres.js `Query` is besides — a promise (with Node 20's promise
+ * hooks on, since routemate's scopes use an `AsyncLocalStorage`, each costs hook calls), its
+ * resolve/reject closures, the spread options object. It reports to the router's callback once:
+ * postgres.js may report a query failed twice (a connection lost while connecting, then closed).
+ */
+class TextQuery {
+  readonly tagged = false
+  readonly strings: readonly string[]
+  readonly args: readonly unknown[]
+  readonly options: { readonly prepare: false; readonly simple: boolean }
+  readonly handler: (q: TextQuery) => void
+  readonly canceller = null
+  readonly origin = ''
+  readonly executed = true
+  state: { pid: number | null; secret: number | null } | null = null
+  statement: unknown = null
+  active = false
+  cancelled = null
+  signature: unknown = ''
+  prepare: unknown = undefined
+  prepared: unknown = undefined
+  string: unknown = undefined
+  parameters: unknown = undefined
+  describeFirst: unknown = undefined
+  parsing: unknown = undefined
+  #done: Done | undefined
+
+  constructor(text: string, args: readonly unknown[], handler: (q: TextQuery) => void, done: Done) {
+    this.strings = [text]
+    this.args = args
+    this.options = args.length === 0 ? SIMPLE : EXTENDED
+    this.handler = handler
+    this.#done = done
+  }
+
+  resolve(rows: unknown): void {
+    this.active = false
+    const done = this.#done
+    this.#done = undefined
+    done?.(null, resultOf(rows as Rows))
+  }
+
+  reject(err: unknown): void {
+    this.active = false
+    const done = this.#done
+    this.#done = undefined
+    done?.(err ?? new Error('query failed'))
+  }
+
+  /** The router cancels with a cancel request of its own (`PostgresDriver.cancel`). */
+  cancel(): void {}
+}
+
+const NO_ARGS: readonly unknown[] = Object.freeze([])
+
+/**
+ * `resolve` and `reject` of a query sent by `executeCallback` with postgres.js's own `Query`
+ * (postgres.js calls them as its methods): the outcome goes to the router's callback once.
  */
 function textResolve(this: Q, rows: unknown): void {
   this.active = false
@@ -216,8 +280,15 @@ class PostgresDriverImpl implements PostgresDriver {
       cb(connectionLost())
       return
     }
+    const handler = connHandler(conn) as unknown as ((q: TextQuery) => void) & { debug?: unknown }
+    if (!handler.debug) {
+      const q = new TextQuery(stmt, params ?? NO_ARGS, handler, cb)
+      conn.current = q as unknown as PgJsQuery
+      handler(q)
+      return
+    }
+    // postgres.js's `debug`: its own query, which records where it was made for its errors.
     const q = conn.sql.unsafe(stmt, (params ?? []) as postgres.ParameterOrJSON<never>[]) as unknown as Q
-    // Sent now, by the instance's handler, as awaiting it would (without its promise and tick).
     q.executed = true
     q.rmDone = cb
     q.resolve = textResolve

@@ -205,7 +205,7 @@ interface Pinned {
 }
 
 /** postgres.js's own handler of a connection's one-connection instance (it queues statements and pipelines them). */
-function connHandler(conn: PostgresConn): Handler {
+export function connHandler(conn: PostgresConn): Handler {
   let h = conn.handler as Handler | undefined
   if (h === undefined) {
     h = (conn.sql.unsafe('') as unknown as Q).handler

@@ -104,6 +104,38 @@ describe('router.query over postgres.js', () => {
       expect(err).toBeInstanceOf(QueryTimeoutError)
       const after = await r.query('SELECT pg_backend_pid() AS pid')
       expect(after.rows[0]?.pid).toBe(before[0]?.pid)
+      // the same through router.query (its statements are not postgres.js Query objects)
+      expect(await rejection(r.query('select pg_sleep($1)', [5]))).toBeInstanceOf(QueryTimeoutError)
+      const again = await r.query('SELECT pg_backend_pid() AS pid')
+      expect(again.rows[0]?.pid).toBe(before[0]?.pid)
+    } finally {
+      await r.close()
+    }
+  })
+
+  it('reports server errors with their code, with and without postgres.js debug (which records where a query was made)', async () => {
+    const err = await rejection(router.readOnly(() => router.query('SELECT 1/$1::int AS x', [0])))
+    expect(err).toMatchObject({ code: '22012' })
+    // no parameters: postgres.js's simple protocol, as sql.unsafe(text) sends it
+    const simple = await router.readOnly(() => router.query("SELECT 'a'::text AS a"))
+    expect([simple.rows, simple.rowCount, simple.command]).toEqual([[{ a: 'a' }], 1, 'SELECT'])
+    const seen: string[] = []
+    const r = createRouter({
+      driver: postgresDriver(),
+      primary: {
+        name: 'primary',
+        url: cluster.primary.url,
+        pool: { max: 1, debug: (_id: number, text: string) => seen.push(text) },
+      },
+      healthCheck: false,
+    })
+    try {
+      const ok = await r.query('SELECT $1::int + 1 AS n', [1])
+      expect(ok.rows).toEqual([{ n: 2 }])
+      const bad = await rejection(r.query('SELECT 1/$1::int AS x', [0]))
+      expect(bad).toMatchObject({ code: '22012' })
+      expect(seen).toContain('SELECT $1::int + 1 AS n')
+      expect(seen).toContain('SELECT 1/$1::int AS x')
     } finally {
       await r.close()
     }
@@ -256,7 +288,7 @@ describe('router.sql()', () => {
     await expectIdle(router)
   })
 
-  it('a routed read makes fewer promises than the same read through raw postgres.js (each pays the promise hooks of AsyncLocalStorage)', async () => {
+  it('a routed read (router.sql() or router.query) makes fewer promises than the same read through raw postgres.js (each pays the promise hooks of AsyncLocalStorage)', async () => {
     const raw = postgres(cluster.replicas[0]?.url ?? '', { max: 1, onnotice: () => {} })
     const sql = router.sql()
     const perQuery = async (run: () => PromiseLike<unknown>): Promise<number> => {
@@ -279,6 +311,11 @@ describe('router.sql()', () => {
       const routedCount = await perQuery(() => router.readOnly(() => sql`select ${1}::int as x`))
       // postgres.js's then runs an async handle() that awaits 1 before sending: 3 promises the router skips
       expect(routedCount).toBeLessThanOrEqual(rawCount - 2)
+      // router.query sends its text as sql.unsafe would, without a postgres.js Query (itself a promise)
+      const rawText = await perQuery(() => raw.unsafe('select $1::int as x', [1]))
+      const routedText = await perQuery(() => router.readOnly(() => router.query('select $1::int as x', [1])))
+      expect(routedText).toBeLessThanOrEqual(rawText - 3)
+      expect(routedText).toBeLessThan(routedCount)
     } finally {
       await raw.end({ timeout: 1 })
     }
