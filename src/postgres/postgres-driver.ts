@@ -103,10 +103,16 @@ interface Q extends PgJsQuery {
   resolve: (x: unknown) => void
   reject: (e: unknown) => void
   /** Where its outcome goes (see `executeCallback`). */
-  rmDone?: ((err: unknown, result?: QueryResult & PostgresResultFields) => void) | undefined
+  rmDone?: Done | undefined
 }
 
 type Done = (err: unknown, result?: QueryResult & PostgresResultFields) => void
+
+/** A query sent by `executeCallback` (a {@link TextQuery}, or postgres.js's own `Query` with `debug`). */
+interface Reporting {
+  active: boolean
+  rmDone?: Done | undefined
+}
 
 /** postgres.js's options of an `sql.unsafe(text, args)` query: simple protocol without arguments. */
 const SIMPLE = Object.freeze({ prepare: false, simple: true })
@@ -117,8 +123,9 @@ const EXTENDED = Object.freeze({ prepare: false, simple: false })
  * connection reads and writes on a query made by `sql.unsafe(text, args)` (same options, same
  * messages), without what a postgres.js `Query` is besides — a promise (with Node 20's promise
  * hooks on, since routemate's scopes use an `AsyncLocalStorage`, each costs hook calls), its
- * resolve/reject closures, the spread options object. It reports to the router's callback once:
- * postgres.js may report a query failed twice (a connection lost while connecting, then closed).
+ * resolve/reject closures, the spread options object. It reports to the router's callback once
+ * (`textResolve` / `textReject`). Every field is set in the constructor (postgres.js's connection
+ * assigns most of them), so all its instances share one shape.
  */
 class TextQuery {
   readonly tagged = false
@@ -140,28 +147,22 @@ class TextQuery {
   parameters: unknown = undefined
   describeFirst: unknown = undefined
   parsing: unknown = undefined
-  #done: Done | undefined
+  rmDone: Done | undefined
 
   constructor(text: string, args: readonly unknown[], handler: (q: TextQuery) => void, done: Done) {
     this.strings = [text]
     this.args = args
     this.options = args.length === 0 ? SIMPLE : EXTENDED
     this.handler = handler
-    this.#done = done
+    this.rmDone = done
   }
 
   resolve(rows: unknown): void {
-    this.active = false
-    const done = this.#done
-    this.#done = undefined
-    done?.(null, resultOf(rows as Rows))
+    textResolve.call(this, rows)
   }
 
   reject(err: unknown): void {
-    this.active = false
-    const done = this.#done
-    this.#done = undefined
-    done?.(err ?? new Error('query failed'))
+    textReject.call(this, err)
   }
 
   /** The router cancels with a cancel request of its own (`PostgresDriver.cancel`). */
@@ -171,17 +172,18 @@ class TextQuery {
 const NO_ARGS: readonly unknown[] = Object.freeze([])
 
 /**
- * `resolve` and `reject` of a query sent by `executeCallback` with postgres.js's own `Query`
- * (postgres.js calls them as its methods): the outcome goes to the router's callback once.
+ * `resolve` and `reject` of a query sent by `executeCallback` (postgres.js calls them as its
+ * methods): the outcome goes to the router's callback once — postgres.js may report a query failed
+ * twice (a connection lost while connecting, then closed). Shared: no closure per statement.
  */
-function textResolve(this: Q, rows: unknown): void {
+function textResolve(this: Reporting, rows: unknown): void {
   this.active = false
   const done = this.rmDone
   this.rmDone = undefined
   done?.(null, resultOf(rows as Rows))
 }
 
-function textReject(this: Q, err: unknown): void {
+function textReject(this: Reporting, err: unknown): void {
   this.active = false
   const done = this.rmDone
   this.rmDone = undefined
