@@ -123,6 +123,21 @@ describe.each([
       expect(err.stack).toContain('--- routemate caller ---')
       expect(s.retries).toEqual([])
       expect(s.kit.executed.primary).toBeUndefined()
+      // the caller's async frames are there: a named caller of a read, and of a write
+      async function namedReadCaller(): Promise<unknown> {
+        return await read(s.router)
+      }
+      async function namedWriteCaller(): Promise<unknown> {
+        return await s.router.query('INSERT INTO t VALUES (1)')
+      }
+      for (const [caller, name] of [
+        [namedReadCaller, 'namedReadCaller'],
+        [namedWriteCaller, 'namedWriteCaller'],
+      ] as const) {
+        const e = (await caller().catch((x: unknown) => x)) as Error
+        expect(e).toBeInstanceOf(FakeStatementError)
+        expect(e.stack?.split('--- routemate caller ---')[1]).toContain(name)
+      }
     } finally {
       await s.router.close()
     }

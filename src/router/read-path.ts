@@ -15,6 +15,7 @@ import {
   statementFailed,
 } from './router-core.js'
 import type { RouterNode } from './router-node.js'
+import { captureSettlers, settleFailure, settlers } from './run-job.js'
 import type { Scope } from './scope.js'
 import {
   classifyError,
@@ -39,8 +40,8 @@ const REPLAY_REFRESH_SPACING_MS = 10
  * balancer), the one retry elsewhere after a connection error, and read connections for
  * read-only transactions and the pool facade. One per router.
  *
- * `read` is the hot path: it allocates nothing beyond the node's promise and the one `then` that
- * handles failures, so keep it free of `async`, closures and spread arguments.
+ * `read` is the hot path: it allocates one promise and the failure callback, so keep it free of
+ * `async`, further closures and spread arguments.
  */
 export class ReadPath {
   readonly #core: ReadDeps
@@ -55,8 +56,9 @@ export class ReadPath {
 
   /**
    * A read in a `readOnly` scope: a usable replica, retried once elsewhere on a connection error.
-   * Not `async`: on the success path the only promises are the node's and the one `then` that
-   * handles failures (where the caller's async stack is still reachable for `withCallerStack`).
+   * Not `async`: on the success path the only promise is the one returned, settled by the node's
+   * job; a failure is handled in a reaction that promise follows (see `settleFailure`), where the
+   * caller's async stack is still reachable for `withCallerStack`.
    */
   read(
     cluster: Cluster,
@@ -66,11 +68,14 @@ export class ReadPath {
   ): Promise<QueryResult> {
     const node = this.#route(cluster, scope, sql, params)
     if (node instanceof Promise) return node
-    return node
-      .run(sql, params, true)
-      .then(undefined, (err: unknown) =>
-        this.#retryRead(cluster, node, err, sql, params, this.#rywToken(scope, cluster), scope.fallback),
-      )
+    const promise = new Promise<QueryResult>(captureSettlers)
+    const resolve = settlers.resolve
+    node.runTo(sql, params, true, resolve, (err: unknown) =>
+      settleFailure(resolve, err, (e: unknown) =>
+        this.#retryRead(cluster, node, e, sql, params, this.#rywToken(scope, cluster), scope.fallback),
+      ),
+    )
+    return promise
   }
 
   /**

@@ -3,7 +3,10 @@ import type { Statement } from './statement.js'
 import type { StatementExpiry } from './statement-expiry.js'
 
 /** The settle functions of the promise made last with {@link captureSettlers}. */
-export const settlers: { resolve: (r: QueryResult) => void; reject: (err: unknown) => void } = {
+export const settlers: {
+  resolve: (r: QueryResult | PromiseLike<QueryResult>) => void
+  reject: (err: unknown) => void
+} = {
   resolve: () => {},
   reject: () => {},
 }
@@ -12,9 +15,42 @@ export const settlers: { resolve: (r: QueryResult) => void; reject: (err: unknow
  * A promise executor that leaves the settle functions in {@link settlers}: `new Promise(captureSettlers)`
  * makes no executor closure per query (Node 20 has no `Promise.withResolvers`).
  */
-export function captureSettlers(resolve: (r: QueryResult) => void, reject: (err: unknown) => void): void {
+export function captureSettlers(
+  resolve: (r: QueryResult | PromiseLike<QueryResult>) => void,
+  reject: (err: unknown) => void,
+): void {
   settlers.resolve = resolve
   settlers.reject = reject
+}
+
+/**
+ * Settles a caller's promise (through its `resolve`) with what `onFailure` makes of `err`, with
+ * `onFailure` run in a promise reaction that the caller's promise already follows: there the
+ * caller's async stack is reachable (`withCallerStack` appends it to errors), as it is in a `then`
+ * on a node's promise. Only a failure pays for it (two promises); a success settles the caller's
+ * promise directly, so the hot path needs no `then` of its own.
+ *
+ * @example
+ * ```ts
+ * const promise = new Promise<QueryResult>(captureSettlers)
+ * const resolve = settlers.resolve
+ * node.runTo(sql, params, true, resolve, (err) => settleFailure(resolve, err, (e) => retry(e)))
+ * ```
+ */
+export function settleFailure(
+  resolve: (r: QueryResult | PromiseLike<QueryResult>) => void,
+  err: unknown,
+  onFailure: (err: unknown) => QueryResult | Promise<QueryResult>,
+): void {
+  let fail: (e: unknown) => void = () => {}
+  const failed = new Promise<never>((_, reject) => {
+    fail = reject
+  })
+  // The caller's promise follows `handled` before `failed` rejects: `onFailure`'s reaction runs
+  // after the job that links them, so its promise chain reaches the caller's `await`.
+  const handled = failed.then(undefined, onFailure)
+  resolve(handled)
+  fail(err)
 }
 
 /** What runs a {@link RunJob}'s two steps (a `RouterNode`). */

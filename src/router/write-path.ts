@@ -4,6 +4,7 @@ import type { Cluster } from './cluster.js'
 import type { QueryResult } from './driver.js'
 import { acquireConnection, requirePrimary, statementFailed, type WriteDeps } from './router-core.js'
 import type { RouterNode } from './router-node.js'
+import { captureSettlers, settleFailure, settlers } from './run-job.js'
 import type { Scope } from './scope.js'
 import { leadingKeyword } from './sql-guard.js'
 import { mustClose, type Statement, textOf } from './statement.js'
@@ -41,10 +42,22 @@ export function runOnPrimary(
     return Promise.reject(err)
   }
   if (session === undefined && node.seenHealthy) {
-    // The hot path, not `async` (as `ReadPath.read`): the node's promise and one `then` for failures.
-    return node.run(sql, params, false, true).then(undefined, (err: unknown) => {
-      throw statementFailed(core, cluster, node, err, false)
-    })
+    // The hot path, not `async` (as `ReadPath.read`): one promise; a failure is mapped in a reaction
+    // the caller's promise follows (so the error gets the caller's async stack).
+    const promise = new Promise<QueryResult>(captureSettlers)
+    const resolve = settlers.resolve
+    node.runTo(
+      sql,
+      params,
+      false,
+      resolve,
+      (err: unknown) =>
+        settleFailure(resolve, err, (e: unknown) => {
+          throw statementFailed(core, cluster, node, e, false)
+        }),
+      true,
+    )
+    return promise
   }
   return runOnOwnConnection(core, cluster, node, session, sql, params)
 }
