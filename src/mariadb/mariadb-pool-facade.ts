@@ -254,18 +254,22 @@ export class RoutedMariadbPool extends EventEmitter {
   /** Runs a statement routed by the caller's scope (text protocol); resolves to the connector's result. */
   // biome-ignore lint/suspicious/noExplicitAny: the connector types results by a caller-chosen generic
   query<T = any>(sql: Sql, values?: unknown): Promise<T> {
-    return this.#host
-      .query(sql as Statement, values as readonly unknown[] | undefined)
-      .then(nativeMariadbResult) as Promise<T>
+    return this.#host.queryAs(
+      sql as Statement,
+      values as readonly unknown[] | undefined,
+      nativeMariadbResult,
+    ) as Promise<T>
   }
 
   /** Runs a statement routed by the caller's scope as a prepared statement (binary protocol). */
   // biome-ignore lint/suspicious/noExplicitAny: as above
   execute<T = any>(sql: Sql, values?: unknown): Promise<T> {
     const stmt = asPrepared(typeof sql === 'string' ? { sql } : sql)
-    return this.#host
-      .query(stmt as Statement, values as readonly unknown[] | undefined)
-      .then(nativeMariadbResult) as Promise<T>
+    return this.#host.queryAs(
+      stmt as Statement,
+      values as readonly unknown[] | undefined,
+      nativeMariadbResult,
+    ) as Promise<T>
   }
 
   /** Runs a batch on one connection chosen by the scope. */

@@ -172,7 +172,7 @@ export class RoutedMysql2Pool extends EventEmitter {
     }
     const options = queryOptions(sql, values, 0)
     const stmt = (prepared ? asPrepared(options) : options) as unknown as Statement
-    const p = this.#host.query(stmt).then(nativeResult)
+    const p = this.#host.queryAs(stmt, undefined, nativeResult)
     if (typeof cb === 'function') {
       const callback = cb as PoolQueryCallback
       p.then(

@@ -4,6 +4,7 @@ import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
 import type { Cluster } from './cluster.js'
 import type { QueryResult } from './driver.js'
 import type { ReadPath } from './read-path.js'
+import type { ResultMap } from './run-job.js'
 import { callInScope, type Scope, withMode } from './scope.js'
 import { type Statement, textOf } from './statement.js'
 
@@ -13,6 +14,7 @@ export type PrimaryRunner = (
   scope: Scope | undefined,
   sql: Statement,
   params: readonly unknown[] | undefined,
+  map?: ResultMap,
 ) => Promise<QueryResult>
 
 /**
@@ -51,19 +53,25 @@ export class Dispatch {
     this.#lifecycle = lifecycle
   }
 
-  /** Runs one statement, routed by the current scope (see the class). */
-  query(sql: Statement, params: readonly unknown[] | undefined): Promise<QueryResult> {
+  /**
+   * Runs one statement, routed by the current scope (see the class). `map`: the result as a pool
+   * facade wants it, applied before the promise settles (see `FacadeHost.queryAs`).
+   */
+  query(sql: Statement, params: readonly unknown[] | undefined, map?: ResultMap): Promise<QueryResult> {
     if (this.#lifecycle.closed) return Promise.reject(new RouterClosedError())
     const scope = this.#als.getStore()
-    if (scope?.tx !== undefined) return scope.tx.query(sql, params)
+    if (scope?.tx !== undefined) {
+      const inTx = scope.tx.query(sql, params)
+      return map === undefined ? inTx : (inTx.then(map) as Promise<QueryResult>)
+    }
     const cluster = scope?.cluster ?? this.#default
     if (cluster === undefined) return Promise.reject(new ShardKeyRequiredError())
-    if (scope?.mode === 'read') return this.#reads.read(cluster, scope, sql, params)
+    if (scope?.mode === 'read') return this.#reads.read(cluster, scope, sql, params, map)
     const classify = this.#classify
     if (classify !== undefined && scope?.mode !== 'primary' && classify(textOf(sql)) === 'read') {
-      return this.#reads.read(cluster, withMode(scope, 'read'), sql, params)
+      return this.#reads.read(cluster, withMode(scope, 'read'), sql, params, map)
     }
-    return this.#writes(cluster, scope, sql, params)
+    return this.#writes(cluster, scope, sql, params, map)
   }
 
   /** Runs `fn` in a read-only scope. */

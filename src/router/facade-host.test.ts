@@ -4,7 +4,13 @@ import { ReadOnlyViolationError } from '../errors/read-only-violation-error.js'
 import { RouterClosedError } from '../errors/router-closed-error.js'
 import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
 import type { FacadeHost } from './facade-host.js'
-import { type FakeConn, FakeConnectError, type FakeDriverKit, fakeDriver } from './fake-driver.test-kit.js'
+import {
+  type FakeConn,
+  FakeConnectError,
+  type FakeDriverKit,
+  FakeStatementError,
+  fakeDriver,
+} from './fake-driver.test-kit.js'
 import type { RouterOptions } from './options.js'
 import { createRouter, type Router } from './router.js'
 
@@ -33,6 +39,46 @@ afterEach(() => {
 })
 
 describe('the pool facade host (router.pool())', () => {
+  it('queryAs maps the result before its promise settles, on every route (read, write, retried read, transaction); errors are not mapped', async () => {
+    const { kit, router, host } = setup()
+    const shape = (r: { rows: unknown[] }) => ({ mapped: r.rows })
+    try {
+      expect(await host.queryAs('INSERT INTO t VALUES (1)', undefined, shape)).toEqual({
+        mapped: [{ node: 'primary' }],
+      })
+      const read = await router.readOnly(() => host.queryAs('SELECT 1', undefined, shape))
+      expect(read.mapped).toEqual([{ node: expect.stringMatching(/^replica/) }])
+      // a replica refusing connections: the read is retried elsewhere, the retry's result mapped
+      kit.onExecute = (node) => (node === 'replica1' ? new FakeConnectError(node) : undefined)
+      for (let i = 0; i < 4; i++) {
+        const r = await router.readOnly(() => host.queryAs('SELECT 1', undefined, shape))
+        expect(r.mapped).toEqual([{ node: expect.stringMatching(/^replica2|primary$/) }])
+      }
+      kit.onExecute = undefined
+      await router.transaction(async () => {
+        expect(await host.queryAs('UPDATE t SET x = 1', undefined, shape)).toEqual({
+          mapped: [{ node: 'primary' }],
+        })
+      })
+      kit.onExecute = () => new FakeStatementError('syntax error')
+      await expect(host.queryAs('SELEC 1', undefined, shape)).rejects.toBeInstanceOf(FakeStatementError)
+      await expect(router.readOnly(() => host.queryAs('SELEC 1', undefined, shape))).rejects.toBeInstanceOf(
+        FakeStatementError,
+      )
+      kit.onExecute = undefined
+      // a map that throws rejects the statement's promise; the connection goes back all the same
+      const boom = new Error('map failed')
+      await expect(
+        host.queryAs('SELECT 1', undefined, () => {
+          throw boom
+        }),
+      ).rejects.toBe(boom)
+      expect(kit.pools.primary).toMatchObject({ busy: 0 })
+    } finally {
+      await host.close()
+    }
+  })
+
   it('is made once; query routes like router.query; connect picks the node by scope', async () => {
     const { kit, router, host } = setup()
     try {

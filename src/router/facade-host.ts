@@ -1,5 +1,6 @@
 import { RouterClosedError } from '../errors/router-closed-error.js'
 import { ShardKeyRequiredError } from '../errors/shard-key-required-error.js'
+import type { Dispatch } from './dispatch.js'
 import type { IsolationLevel, QueryResult } from './driver.js'
 import { readOnlyViolation } from './read-only-guard.js'
 import type { ReadPath } from './read-path.js'
@@ -10,6 +11,7 @@ import {
   requirePrimary,
   statementFailed,
 } from './router-core.js'
+import type { ResultMap } from './run-job.js'
 import type { Scope } from './scope.js'
 import { type ScopedConnectionDeps, scopedConnection } from './scoped-connection.js'
 import type { Statement } from './statement.js'
@@ -61,6 +63,15 @@ export type CapturedScope = { readonly __routemateScope: never } | undefined
 export interface FacadeHost<Conn = unknown> {
   /** Routes one statement by the caller's scope, like `router.query`. */
   query(sql: Statement, params?: readonly unknown[]): Promise<QueryResult>
+  /**
+   * {@link FacadeHost.query} resolving to `map(result)` (the facade's own result shape): `map`
+   * runs before the promise settles, so the facade needs no `then` (one promise fewer per statement).
+   */
+  queryAs<R>(
+    sql: Statement,
+    params: readonly unknown[] | undefined,
+    map: (result: QueryResult) => R,
+  ): Promise<R>
   /**
    * Checks out a connection chosen by the caller's scope — or by `scope`, one taken earlier with
    * {@link FacadeHost.captureScope} (for statements built in one scope and run later, as
@@ -121,6 +132,7 @@ export function routerFacadeHost(
       options: { readOnly?: boolean; isolation?: IsolationLevel },
     ): Promise<T>
   },
+  dispatch: Pick<Dispatch, 'query'>,
 ): FacadeHost {
   // What the scoped connections use of the router (made once, not per checkout).
   const deps: ScopedConnectionDeps = {
@@ -133,18 +145,20 @@ export function routerFacadeHost(
     failed: (c, n, err, read) => statementFailed(core, c, n, err, read),
   }
   const defaultScope = poolDefaultScope(core.config.targetSessionAttrs)
+  const query: (sql: Statement, params: readonly unknown[] | undefined, map?: ResultMap) => Promise<unknown> =
+    defaultScope === undefined
+      ? (sql, params, map) => dispatch.query(sql, params, map)
+      : (sql, params, map) => {
+          const scope = defaultScope(core.als.getStore())
+          if (scope === undefined) return dispatch.query(sql, params, map)
+          if (core.closed) return Promise.reject(new RouterClosedError())
+          const cluster = scope.cluster ?? core.defaultCluster
+          if (cluster === undefined) return Promise.reject(new ShardKeyRequiredError())
+          return reads.read(cluster, scope, sql, params, map)
+        }
   return {
-    query:
-      defaultScope === undefined
-        ? (sql, params) => router.query(sql, params)
-        : (sql, params) => {
-            const scope = defaultScope(core.als.getStore())
-            if (scope === undefined) return router.query(sql, params)
-            if (core.closed) return Promise.reject(new RouterClosedError())
-            const cluster = scope.cluster ?? core.defaultCluster
-            if (cluster === undefined) return Promise.reject(new ShardKeyRequiredError())
-            return reads.read(cluster, scope, sql, params)
-          },
+    query: query as FacadeHost['query'],
+    queryAs: query as FacadeHost['queryAs'],
     connect: (...scope) =>
       connect(
         core,

@@ -15,7 +15,7 @@ import {
   statementFailed,
 } from './router-core.js'
 import type { RouterNode } from './router-node.js'
-import { captureSettlers, settleFailure, settlers } from './run-job.js'
+import { captureSettlers, type ResultMap, resolveMapped, settleFailure, settlers } from './run-job.js'
 import type { Scope } from './scope.js'
 import {
   classifyError,
@@ -58,21 +58,27 @@ export class ReadPath {
    * A read in a `readOnly` scope: a usable replica, retried once elsewhere on a connection error.
    * Not `async`: on the success path the only promise is the one returned, settled by the node's
    * job; a failure is handled in a reaction that promise follows (see `settleFailure`), where the
-   * caller's async stack is still reachable for `withCallerStack`.
+   * caller's async stack is still reachable for `withCallerStack`. `map`: the result as a pool
+   * facade wants it (see `FacadeHost.queryAs`).
    */
   read(
     cluster: Cluster,
     scope: Scope,
     sql: Statement,
     params: readonly unknown[] | undefined,
+    map?: ResultMap,
   ): Promise<QueryResult> {
     const node = this.#route(cluster, scope, sql, params)
-    if (node instanceof Promise) return node
+    if (node instanceof Promise) return map === undefined ? node : (node.then(map) as Promise<QueryResult>)
     const promise = new Promise<QueryResult>(captureSettlers)
     const resolve = settlers.resolve
-    node.runTo(sql, params, true, resolve, (err: unknown) =>
-      settleFailure(resolve, err, (e: unknown) =>
-        this.#retryRead(cluster, node, e, sql, params, this.#rywToken(scope, cluster), scope.fallback),
+    node.runTo(sql, params, true, resolveMapped(resolve, map), (err: unknown) =>
+      settleFailure(
+        resolve,
+        err,
+        (e: unknown) =>
+          this.#retryRead(cluster, node, e, sql, params, this.#rywToken(scope, cluster), scope.fallback),
+        map,
       ),
     )
     return promise

@@ -131,7 +131,7 @@ export class Router<D extends AnyDriver = Driver> {
       this.#als,
       this.#default,
       this.#reads,
-      (cluster, scope, sql, params) => runOnPrimary(core, cluster, scope, sql, params),
+      (cluster, scope, sql, params, map) => runOnPrimary(core, cluster, scope, sql, params, map),
       config.classify,
       lifecycle,
     )
@@ -383,7 +383,7 @@ export class Router<D extends AnyDriver = Driver> {
     if (this.#facade === undefined) {
       if (this.#driver.facade === undefined)
         throw new TypeError(`driver "${this.#driver.name}" has no pool facade`)
-      this.#facade = this.#driver.facade(routerFacadeHost(this.#core, this.#reads, this))
+      this.#facade = this.#driver.facade(routerFacadeHost(this.#core, this.#reads, this, this.#dispatch))
     }
     return this.#facade as unknown extends DriverPoolOf<D> ? P : DriverPoolOf<D>
   }

@@ -24,11 +24,42 @@ export function captureSettlers(
 }
 
 /**
+ * What a pool facade makes of a routed statement's result (its driver's own result shape), applied
+ * before the caller's promise settles: `FacadeHost.queryAs`, with no `then` of the facade's.
+ */
+export type ResultMap = (result: QueryResult) => unknown
+
+/**
+ * `resolve`, or one that resolves with `map`'s value of the result (a `map` that throws rejects).
+ *
+ * @example
+ * ```ts
+ * node.runTo(sql, params, true, resolveMapped(resolve, nativeResult), reject)
+ * ```
+ */
+export function resolveMapped(
+  resolve: (r: QueryResult | PromiseLike<QueryResult>) => void,
+  map: ResultMap | undefined,
+): (r: QueryResult) => void {
+  if (map === undefined) return resolve
+  return (r) => {
+    let value: unknown
+    try {
+      value = map(r)
+    } catch (err) {
+      resolve(Promise.reject(err))
+      return
+    }
+    resolve(value as QueryResult) // the facade's own shape: the caller's promise is typed by `queryAs`
+  }
+}
+
+/**
  * Settles a caller's promise (through its `resolve`) with what `onFailure` makes of `err`, with
  * `onFailure` run in a promise reaction that the caller's promise already follows: there the
  * caller's async stack is reachable (`withCallerStack` appends it to errors), as it is in a `then`
  * on a node's promise. Only a failure pays for it (two promises); a success settles the caller's
- * promise directly, so the hot path needs no `then` of its own.
+ * promise directly, so the hot path needs no `then` of its own. `map`: as in {@link resolveMapped}.
  *
  * @example
  * ```ts
@@ -41,6 +72,7 @@ export function settleFailure(
   resolve: (r: QueryResult | PromiseLike<QueryResult>) => void,
   err: unknown,
   onFailure: (err: unknown) => QueryResult | Promise<QueryResult>,
+  map?: ResultMap,
 ): void {
   let fail: (e: unknown) => void = () => {}
   const failed = new Promise<never>((_, reject) => {
@@ -49,7 +81,7 @@ export function settleFailure(
   // The caller's promise follows `handled` before `failed` rejects: `onFailure`'s reaction runs
   // after the job that links them, so its promise chain reaches the caller's `await`.
   const handled = failed.then(undefined, onFailure)
-  resolve(handled)
+  resolve(map === undefined ? handled : (handled.then(map) as Promise<QueryResult>))
   fail(err)
 }
 

@@ -4,7 +4,7 @@ import type { Cluster } from './cluster.js'
 import type { QueryResult } from './driver.js'
 import { acquireConnection, requirePrimary, statementFailed, type WriteDeps } from './router-core.js'
 import type { RouterNode } from './router-node.js'
-import { captureSettlers, settleFailure, settlers } from './run-job.js'
+import { captureSettlers, type ResultMap, resolveMapped, settleFailure, settlers } from './run-job.js'
 import type { Scope } from './scope.js'
 import { leadingKeyword } from './sql-guard.js'
 import { mustClose, type Statement, textOf } from './statement.js'
@@ -22,6 +22,7 @@ const READ_KEYWORDS = new Set(['SELECT', 'SHOW', 'EXPLAIN', 'VALUES', 'TABLE', '
  * position after it can be read on that connection (`recordWrite`). Writes are never retried.
  * Bounded by the primary's `queryTimeoutMs` (`QueryTimeoutError`); a connection lost after the
  * statement was sent gives `WriteOutcomeUnknownError` (the write may or may not have been applied).
+ * `map`: the result as a pool facade wants it (see `FacadeHost.queryAs`).
  */
 export function runOnPrimary(
   core: WriteDeps,
@@ -29,6 +30,7 @@ export function runOnPrimary(
   scope: Scope | undefined,
   sql: Statement,
   params: readonly unknown[] | undefined,
+  map?: ResultMap,
 ): Promise<QueryResult> {
   let node: RouterNode
   let session: Session | undefined
@@ -50,16 +52,22 @@ export function runOnPrimary(
       sql,
       params,
       false,
-      resolve,
+      resolveMapped(resolve, map),
       (err: unknown) =>
-        settleFailure(resolve, err, (e: unknown) => {
-          throw statementFailed(core, cluster, node, e, false)
-        }),
+        settleFailure(
+          resolve,
+          err,
+          (e: unknown) => {
+            throw statementFailed(core, cluster, node, e, false)
+          },
+          map,
+        ),
       true,
     )
     return promise
   }
-  return runOnOwnConnection(core, cluster, node, session, sql, params)
+  const result = runOnOwnConnection(core, cluster, node, session, sql, params)
+  return map === undefined ? result : (result.then(map) as Promise<QueryResult>)
 }
 
 /**

@@ -9,10 +9,12 @@
  * Prisma's client is generated in `beforeAll` (offline: `PRISMA_SCHEMA_ENGINE_BINARY=/bin/false`)
  * from `prisma-mysql/schema.prisma` into `prisma-mysql/generated/` (gitignored).
  */
+import { createHook } from 'node:async_hooks'
 import { execFile } from 'node:child_process'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { PrismaMariaDb } from '@prisma/adapter-mariadb'
+import * as mariadb from 'mariadb'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRouter, ReadOnlyViolationError, type Router } from '../../src/index.js'
 import { type MariadbDriver, mariadbDriver } from '../../src/mariadb/index.js'
@@ -153,6 +155,48 @@ describe('mariadbDriver() through a router', () => {
     )
     expect(both.rows.map((r) => r.v)).toEqual(['tx-outer'])
     expect(pool.totalConnections()).toBeGreaterThan(0)
+    await expectIdle(router)
+  })
+
+  it('a routed read makes at most two promises more than the raw pool (each pays the promise hooks of AsyncLocalStorage); router.pool() none more than router.query', async () => {
+    const u = new URL(cluster.replicas[0]?.url ?? '')
+    const raw = mariadb.createPool({
+      host: u.hostname,
+      port: Number(u.port),
+      user: decodeURIComponent(u.username),
+      password: decodeURIComponent(u.password),
+      database: u.pathname.slice(1) || undefined,
+      connectionLimit: 1,
+    })
+    const pool = router.pool()
+    const perQuery = async (run: () => PromiseLike<unknown>): Promise<number> => {
+      for (let i = 0; i < 5; i++) await run() // connections open
+      let promises = 0
+      const hook = createHook({
+        init(_id, type) {
+          if (type === 'PROMISE') promises++
+        },
+      }).enable()
+      try {
+        for (let i = 0; i < 20; i++) await run()
+      } finally {
+        hook.disable()
+      }
+      return promises / 20
+    }
+    try {
+      const rawCount = await perQuery(() => raw.query('SELECT ? AS x', [1]))
+      const routed = await perQuery(() => router.readOnly(() => router.query('SELECT ? AS x', [1])))
+      const facade = await perQuery(() => router.readOnly(() => pool.query('SELECT ? AS x', [1])))
+      // raw: the pool's promise (and the caller's await); routed: the router's, the connector's own
+      // for the statement, the driver's then on it (and the caller's await). Was 3 and 4 more.
+      expect(routed).toBeLessThanOrEqual(rawCount + 2)
+      expect(facade).toBeLessThanOrEqual(routed)
+      const write = await perQuery(() => router.query("INSERT INTO pm_items (v) VALUES ('census')"))
+      expect(write).toBeLessThanOrEqual(rawCount + 2)
+    } finally {
+      await raw.end()
+    }
     await expectIdle(router)
   })
 })
