@@ -9,7 +9,6 @@
  * Prisma's client is generated in `beforeAll` (offline: `PRISMA_SCHEMA_ENGINE_BINARY=/bin/false`)
  * from `prisma-mysql/schema.prisma` into `prisma-mysql/generated/` (gitignored).
  */
-import { createHook } from 'node:async_hooks'
 import { execFile } from 'node:child_process'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
@@ -20,6 +19,7 @@ import { createRouter, ReadOnlyViolationError, type Router } from '../../src/ind
 import { type MariadbDriver, mariadbDriver } from '../../src/mariadb/index.js'
 import { type MariaDbCluster, startMariaDbCluster } from '../../src/testing/mariadb-cluster.js'
 import { expectIdle, LIVENESS_MS, sleep, stateOf, waitFor } from './support/dialects.js'
+import { promisesPerCall } from './support/promise-census.js'
 
 let cluster: MariaDbCluster
 const HC = { intervalMs: 300, timeoutMs: 200, failureThreshold: 2, successThreshold: 1, maxBackoffMs: 600 }
@@ -159,45 +159,33 @@ describe('mariadbDriver() through a router', () => {
   })
 
   it('a routed read makes at most two promises more than the raw pool (each pays the promise hooks of AsyncLocalStorage); router.pool() none more than router.query', async () => {
-    const u = new URL(cluster.replicas[0]?.url ?? '')
-    const raw = mariadb.createPool({
-      host: u.hostname,
-      port: Number(u.port),
-      user: decodeURIComponent(u.username),
-      password: decodeURIComponent(u.password),
-      database: u.pathname.slice(1) || undefined,
-      connectionLimit: 1,
+    // the connector takes a connection string (`mariadb://`), with pool options as parameters
+    const raw = mariadb.createPool(
+      `${(cluster.replicas[0]?.url ?? '').replace(/^mysql:/, 'mariadb:')}?connectionLimit=1`,
+    )
+    // no background probes: only the statements' promises are counted
+    const quiet = createRouter({
+      driver: mariadbDriver(),
+      primary: { name: 'primary', url: cluster.primary.url },
+      replicas: cluster.replicas.map((r) => ({ name: r.name, url: r.url })),
+      healthCheck: false,
     })
-    const pool = router.pool()
-    const perQuery = async (run: () => PromiseLike<unknown>): Promise<number> => {
-      for (let i = 0; i < 5; i++) await run() // connections open
-      let promises = 0
-      const hook = createHook({
-        init(_id, type) {
-          if (type === 'PROMISE') promises++
-        },
-      }).enable()
-      try {
-        for (let i = 0; i < 20; i++) await run()
-      } finally {
-        hook.disable()
-      }
-      return promises / 20
-    }
+    const pool = quiet.pool()
     try {
-      const rawCount = await perQuery(() => raw.query('SELECT ? AS x', [1]))
-      const routed = await perQuery(() => router.readOnly(() => router.query('SELECT ? AS x', [1])))
-      const facade = await perQuery(() => router.readOnly(() => pool.query('SELECT ? AS x', [1])))
+      const rawCount = await promisesPerCall(() => raw.query('SELECT ? AS x', [1]))
+      const routed = await promisesPerCall(() => quiet.readOnly(() => quiet.query('SELECT ? AS x', [1])))
+      const facade = await promisesPerCall(() => quiet.readOnly(() => pool.query('SELECT ? AS x', [1])))
       // raw: the pool's promise (and the caller's await); routed: the router's, the connector's own
       // for the statement, the driver's then on it (and the caller's await). Was 3 and 4 more.
       expect(routed).toBeLessThanOrEqual(rawCount + 2)
       expect(facade).toBeLessThanOrEqual(routed)
-      const write = await perQuery(() => router.query("INSERT INTO pm_items (v) VALUES ('census')"))
+      const write = await promisesPerCall(() => quiet.query("INSERT INTO pm_items (v) VALUES ('census')"))
       expect(write).toBeLessThanOrEqual(rawCount + 2)
+      await expectIdle(quiet)
     } finally {
       await raw.end()
+      await quiet.close()
     }
-    await expectIdle(router)
   })
 })
 

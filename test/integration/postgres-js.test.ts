@@ -5,7 +5,6 @@
  * kysely-postgres-js unchanged over it. Where a statement ran is read from the server itself
  * (`inet_server_port()`; column defaults for writes).
  */
-import { createHook } from 'node:async_hooks'
 import { eq } from 'drizzle-orm'
 import { integer, pgTable, serial, text } from 'drizzle-orm/pg-core'
 import { drizzle } from 'drizzle-orm/postgres-js'
@@ -23,6 +22,7 @@ import {
 import { type PostgresDriver, postgresDriver } from '../../src/postgres/index.js'
 import { type PgCluster, startPgCluster } from '../../src/testing/index.js'
 import { expectIdle, nodeByPort } from './support/dialects.js'
+import { promisesPerCall } from './support/promise-census.js'
 
 let cluster: PgCluster
 let router: Router<PostgresDriver>
@@ -291,29 +291,16 @@ describe('router.sql()', () => {
   it('a routed read (router.sql() or router.query) makes fewer promises than the same read through raw postgres.js (each pays the promise hooks of AsyncLocalStorage)', async () => {
     const raw = postgres(cluster.replicas[0]?.url ?? '', { max: 1, onnotice: () => {} })
     const sql = router.sql()
-    const perQuery = async (run: () => PromiseLike<unknown>): Promise<number> => {
-      for (let i = 0; i < 5; i++) await run() // connections open, statements prepared
-      let promises = 0
-      const hook = createHook({
-        init(_id, type) {
-          if (type === 'PROMISE') promises++
-        },
-      }).enable()
-      try {
-        for (let i = 0; i < 20; i++) await run()
-      } finally {
-        hook.disable()
-      }
-      return promises / 20
-    }
     try {
-      const rawCount = await perQuery(() => raw`select ${1}::int as x`)
-      const routedCount = await perQuery(() => router.readOnly(() => sql`select ${1}::int as x`))
+      const rawCount = await promisesPerCall(() => raw`select ${1}::int as x`)
+      const routedCount = await promisesPerCall(() => router.readOnly(() => sql`select ${1}::int as x`))
       // postgres.js's then runs an async handle() that awaits 1 before sending: 3 promises the router skips
       expect(routedCount).toBeLessThanOrEqual(rawCount - 2)
       // router.query sends its text as sql.unsafe would, without a postgres.js Query (itself a promise)
-      const rawText = await perQuery(() => raw.unsafe('select $1::int as x', [1]))
-      const routedText = await perQuery(() => router.readOnly(() => router.query('select $1::int as x', [1])))
+      const rawText = await promisesPerCall(() => raw.unsafe('select $1::int as x', [1]))
+      const routedText = await promisesPerCall(() =>
+        router.readOnly(() => router.query('select $1::int as x', [1])),
+      )
       expect(routedText).toBeLessThanOrEqual(rawText - 3)
       expect(routedText).toBeLessThan(routedCount)
     } finally {
