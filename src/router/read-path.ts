@@ -308,13 +308,36 @@ export class ReadPath {
 
   /**
    * After a session's position was read in the background (`maxWaitMs: 0`): if no replica is
-   * known to have replayed it, reads the least-lagged one's replay position in the background
-   * too, so that the session's next read can go to it with no check of its own.
+   * known to have replayed it, reads a replica's replay position in the background right away,
+   * so that the session's next reads can go to it with no check of their own. This one read is
+   * not held back by the spacing of `#refreshReplay` (a read spaced after a sample that just
+   * came back would often start too late for the session's next reads, which then all go to the
+   * primary): it starts once per sampled position (the sessions sharing a sample share it too,
+   * so at most one per primary-position sample), on the replica whose replay position was read
+   * least recently and has no read running (they take turns, so that the sessions' reads spread
+   * over the replicas).
    */
   #afterCheck(cluster: Cluster, session: Session): void {
     const token = session.positions.get(cluster.name)
-    if (token !== undefined) this.#rywReplica(cluster, token, false)
+    if (token === undefined || token === UNKNOWN_POSITION || this.#core.closed) return
+    const c = cluster.candidates as readonly RouterNode[]
+    if (c.length === 0 || caughtUpReplica(this.#driver, c, token) !== undefined) return
+    if (this.#promptFor.get(cluster) === token) return
+    this.#promptFor.set(cluster, token)
+    let oldest: RouterNode | undefined
+    let oldestAt = Number.POSITIVE_INFINITY
+    for (const n of c) {
+      const at = this.#refreshedAt.get(n) ?? Number.NEGATIVE_INFINITY
+      if (at < oldestAt) {
+        oldest = n
+        oldestAt = at
+      }
+    }
+    if (oldest !== undefined) this.#startReplayRead(cluster, oldest, token)
   }
+
+  /** Per cluster, the sampled position the last prompt replay read (`#afterCheck`) was started for. */
+  readonly #promptFor = new WeakMap<Cluster, string>()
 
   /** `readYourWrites.maxWaitMs` (0 outside `position` mode). */
   #maxWaitMs(): number {
@@ -333,6 +356,12 @@ export class ReadPath {
     const now = performance.now()
     // (`Infinity` while one runs: `now - Infinity` is below any spacing.)
     if (now - (this.#refreshedAt.get(node) ?? Number.NEGATIVE_INFINITY) < REPLAY_REFRESH_SPACING_MS) return
+    this.#startReplayRead(cluster, node, token)
+  }
+
+  /** Starts one background replay-position read of `node` (marked running until it ends). */
+  #startReplayRead(cluster: Cluster, node: RouterNode, token: string): void {
+    const now = performance.now()
     this.#refreshedAt.set(node, Number.POSITIVE_INFINITY)
     // (`then`: it never rejects.)
     this.#readReplay(cluster, node, token).then(() => this.#refreshedAt.set(node, now))

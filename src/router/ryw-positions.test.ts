@@ -171,6 +171,56 @@ describe('read-your-writes positions (fake driver)', () => {
     }
   })
 
+  it("no wait: once a session's position is read, one replay read starts at once (not held back by the spacing), shared by the sessions of that sample, the replicas taking turns", async () => {
+    const { driver, state } = positionDriver()
+    const replayReads: string[] = []
+    driver.waitForPosition = async (conn) => {
+      replayReads.push((conn as { node: string }).node)
+      await new Promise((r) => setImmediate(r))
+      return String(state.committed) // the replicas keep up: a read covers what was committed before it
+    }
+    const nodes: string[] = []
+    const execute = driver.execute
+    driver.execute = async (conn, stmt, params) => {
+      const r = await execute(conn, stmt, params)
+      nodes.push((conn as { node: string }).node)
+      return r
+    }
+    const router = createRouter({
+      driver,
+      primary: 'postgres://u@primary/db',
+      replicas: ['postgres://u@replica1/db', 'postgres://u@replica2/db'],
+      healthCheck: false,
+      readYourWrites: { mode: 'position' },
+    })
+    /** A session that writes, reads (on the primary: its position is still to be read), waits for that read and the replay read it starts, then reads once more: where that read ran. */
+    const session = () =>
+      router.session(async () => {
+        const reads = replayReads.length
+        await router.query('INSERT INTO t VALUES (1)')
+        await router.readOnly(() => router.query('SELECT 1'))
+        expect(nodes.at(-1)).toBe('primary')
+        await vi.waitFor(() => expect(positionOf(router.consistencyToken())).not.toBe('unknown'))
+        await vi.waitFor(() => expect(replayReads.length).toBeGreaterThan(reads))
+        for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r))
+        await router.readOnly(() => router.query('SELECT 1'))
+        return nodes.at(-1)
+      })
+    try {
+      const t0 = performance.now()
+      const first = await session()
+      const second = await session() // well within the 10 ms spacing of replay reads: still one at once
+      if (performance.now() - t0 < 10) expect(replayReads).toEqual(['replica1', 'replica2'])
+      expect([first, second]).toEqual(['replica1', 'replica2'])
+      // Two sessions whose writes share one position sample share one replay read too.
+      const before = replayReads.length
+      await Promise.all([session(), session()])
+      expect(replayReads.length - before).toBe(1)
+    } finally {
+      await router.close()
+    }
+  })
+
   it('sessions that only write read no position', async () => {
     const { driver, state } = positionDriver()
     const router = makeRouter(driver)
