@@ -595,6 +595,16 @@ function report(result, log) {
     log(
       `statements per node (INSERTs included) and reads redirected to the primary: ${JSON.stringify(ryw.distribution)}`,
     )
+    const position = ryw.summary['ryw-r-position']
+    const mix = ryw.summary['ryw-r-mix']
+    if (position !== undefined && mix !== undefined) {
+      const r1 = ryw.rounds['ryw-r-position']
+      const paired = median(r1.map((x, i) => x.qps / ryw.rounds['ryw-r-mix'][i].qps))
+      log(
+        `R1 against R4 (the same reads, about the same node mix, no read-your-writes work): ` +
+          `${(position.medianQps / mix.medianQps).toFixed(3)} (paired ${paired.toFixed(3)})`,
+      )
+    }
     for (const [name, s] of Object.entries(ryw.summary)) {
       if (!name.endsWith('-position')) continue // the targets are for the default (no wait)
       const target = name.includes('-w-') ? RYW_TARGETS.write : RYW_TARGETS.read

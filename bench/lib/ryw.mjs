@@ -24,6 +24,11 @@
  *                     `MASTER_GTID_WAIT`, up to maxWaitMs) on the connection that then reads, else the primary
  *  - ryw-r-window:    { mode: 'window', windowMs: 2000 }: every read of the session goes to the
  *                     primary (all of them fall inside the window)
+ *  - ryw-r-mix:       readYourWrites false, the session's first half of the reads in a `primary`
+ *                     scope, the rest `readOnly`: about the node mix `position` ends up with (its
+ *                     first reads after the write on the primary, the later ones on replicas),
+ *                     with no read-your-writes work; R1 against R4 is what `position` costs
+ *                     beyond moving reads between nodes
  * Read throughput counts reads only, over the whole loop (the one write per session included).
  */
 import { createRouter } from '../../dist/index.js'
@@ -48,6 +53,7 @@ export const RYW_VARIANTS = Object.freeze({
   'ryw-r-position': 'R1 pg reads after a write, position (default: maxWaitMs 0)',
   'ryw-r-position-wait': `R3 pg reads after a write, position (maxWaitMs ${RYW_MAX_WAIT_MS})`,
   'ryw-r-window': 'R2 pg reads after a write, window (-> primary)',
+  'ryw-r-mix': 'R4 pg reads after a write, off, first half in primary scope',
 })
 
 /** The MariaDB variants (mysql2Driver). */
@@ -67,6 +73,7 @@ export const RYW_BASE = Object.freeze({
   'ryw-r-position': 'ryw-r-off',
   'ryw-r-position-wait': 'ryw-r-off',
   'ryw-r-window': 'ryw-r-off',
+  'ryw-r-mix': 'ryw-r-off',
   'ryw-my-w-off': 'ryw-my-w-off',
   'ryw-my-w-position': 'ryw-my-w-off',
   'ryw-my-r-off': 'ryw-my-r-off',
@@ -102,7 +109,7 @@ class Samples {
 }
 
 function rywConfig(name) {
-  if (name.endsWith('-off')) return false
+  if (name.endsWith('-off') || name.endsWith('-mix')) return false
   if (name.endsWith('-position-wait')) return { mode: 'position', maxWaitMs: RYW_MAX_WAIT_MS }
   if (name.endsWith('-position')) return { mode: 'position' }
   return { mode: 'window', windowMs: 2000 }
@@ -126,6 +133,9 @@ export async function createRywVariant(name, { primary, replicas, sessions, read
   if (unusable.length > 0)
     throw new Error(`router not ready: ${unusable.map((n) => `${n.name}: ${n.unusableReason}`).join(', ')}`)
   const writePath = name.startsWith('ryw-w-') || name.startsWith('ryw-my-w-')
+  /** Reads of a session sent to the primary by scope (`ryw-r-mix`): the first half. */
+  const onPrimary = name.endsWith('-mix') ? Math.floor(readsPerSession / 2) : 0
+  const read = (k) => router.query(SELECT, [k])
 
   /** `sessions` callers for `seconds`; returns ops/s, latency percentiles, client CPU per op. */
   const round = async (seconds) => {
@@ -162,7 +172,7 @@ export async function createRywVariant(name, { primary, replicas, sessions, read
             await router.query(INSERT, [i++ & 0x3fffffff])
             for (let k = 0; k < readsPerSession && !stop; k++) {
               const t = performance.now()
-              await router.readOnly(() => router.query(SELECT, [k]))
+              await (k < onPrimary ? router.primary(() => read(k)) : router.readOnly(() => read(k)))
               lat.push(performance.now() - t)
               count++
             }
