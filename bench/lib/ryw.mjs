@@ -28,7 +28,8 @@
  *                     scope, the rest `readOnly`: about the node mix `position` ends up with (its
  *                     first reads after the write on the primary, the later ones on replicas),
  *                     with no read-your-writes work; R1 against R4 is what `position` costs
- *                     beyond moving reads between nodes
+ *                     beyond moving reads between nodes (not exactly: R4's primary reads run
+ *                     on the primary's write pool and skip the read-only guard)
  * Read throughput counts reads only, over the whole loop (the one write per session included).
  */
 import { createRouter } from '../../dist/index.js'
