@@ -174,6 +174,8 @@ describe.each(dialectsFor('sharding'))(
     })
 
     it('shard(name), forEachShard and queryAllShards', async () => {
+      // The replicas are read below: let them replay the previous test's INSERT first.
+      await Promise.all([s0.waitForReplication(), s1.waitForReplication()])
       expect(await router.shard('s1').readOnly(() => where())).toBe('s1.replica1')
       const counts = await router.forEachShard(async (shard) => {
         const { rows } = await shard.query<{ n: unknown }>('SELECT count(*) AS n FROM mails')
