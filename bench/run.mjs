@@ -27,7 +27,7 @@ import {
   RYW_TARGETS,
   RYW_VARIANTS,
 } from './lib/ryw.mjs'
-import { fmt, median, table } from './lib/stats.mjs'
+import { fmt, median, pairedRatios, table } from './lib/stats.mjs'
 import { census, createVariant, LABELS, VARIANTS } from './lib/throughput.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -137,7 +137,7 @@ async function alternate({ names, config, opts, log, base = () => names[0] }) {
   for (const name of names) {
     const b = base(name)
     const q = pick(name, 'qps')
-    const paired = q.map((v, i) => v / rounds[b][i].qps)
+    const paired = pairedRatios(rounds[name], rounds[b])
     const s = {
       label: LABELS[name],
       baseline: b,
@@ -598,8 +598,7 @@ function report(result, log) {
     const position = ryw.summary['ryw-r-position']
     const mix = ryw.summary['ryw-r-mix']
     if (position !== undefined && mix !== undefined) {
-      const r1 = ryw.rounds['ryw-r-position']
-      const paired = median(r1.map((x, i) => x.qps / ryw.rounds['ryw-r-mix'][i].qps))
+      const paired = median(pairedRatios(ryw.rounds['ryw-r-position'], ryw.rounds['ryw-r-mix']))
       log(
         `R1 against R4 (the same reads, about the same node mix, no read-your-writes work): ` +
           `${(position.medianQps / mix.medianQps).toFixed(3)} (paired ${paired.toFixed(3)})`,
@@ -610,8 +609,9 @@ function report(result, log) {
       const target = name.includes('-w-') ? RYW_TARGETS.write : RYW_TARGETS.read
       const got = Math.min(s.ratioOfMedians, s.medianPairedRatio)
       // The per-round ratios show the noise a single median hides (rounds run back to back, A B ... then ... B A).
-      const base = ryw.rounds[s.baseline]
-      const perRound = ryw.rounds[name].map((x, i) => (x.qps / base[i].qps).toFixed(2)).join(' ')
+      const perRound = pairedRatios(ryw.rounds[name], ryw.rounds[s.baseline])
+        .map((r) => r.toFixed(2))
+        .join(' ')
       log(
         `target ${s.label} >= ${target} of off: ${got.toFixed(3)} (lower of the two ratios): ${got >= target ? 'MET' : 'NOT MET'}` +
           ` (per round: ${perRound})`,

@@ -8,6 +8,14 @@ export function median(values) {
   return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2
 }
 
+/**
+ * Round by round, the throughput of one variant over another's (`a`, `b`: their lists of round
+ * results, `{ qps }`, in the same order): the paired ratios of the alternating rounds.
+ */
+export function pairedRatios(a, b) {
+  return a.map((x, i) => x.qps / b[i].qps)
+}
+
 /** `n` with thousands separators and `digits` decimals. */
 export function fmt(n, digits = 0) {
   if (!Number.isFinite(n)) return String(n)
