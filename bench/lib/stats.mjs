@@ -28,3 +28,39 @@ export function table(header, rows) {
   const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`
   return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n')
 }
+
+/** Quantile `q` (0..1) of `values`, linear between closest ranks (`NaN` for an empty list). */
+export function quantile(values, q) {
+  if (values.length === 0) return Number.NaN
+  const s = [...values].sort((a, b) => a - b)
+  const at = (s.length - 1) * q
+  const lo = Math.floor(at)
+  const hi = Math.ceil(at)
+  return s[lo] + (s[hi] - s[lo]) * (at - lo)
+}
+
+/**
+ * A percentile bootstrap interval of the median of `values`: `resamples` medians of resamples
+ * with replacement, their `(1 - level) / 2` and `(1 + level) / 2` quantiles. Seeded (a fixed
+ * xorshift generator), so the same values always give the same interval.
+ */
+export function bootstrapMedianInterval(values, level = 0.95, resamples = 10_000, seed = 0x2545f491) {
+  if (values.length === 0) return [Number.NaN, Number.NaN]
+  let x = seed >>> 0 || 1
+  const next = () => {
+    x ^= x << 13
+    x >>>= 0
+    x ^= x >>> 17
+    x ^= x << 5
+    x >>>= 0
+    return x / 0x1_0000_0000
+  }
+  const medians = new Float64Array(resamples)
+  const sample = new Array(values.length)
+  for (let r = 0; r < resamples; r++) {
+    for (let i = 0; i < values.length; i++) sample[i] = values[Math.floor(next() * values.length)]
+    medians[r] = median(sample)
+  }
+  const all = Array.from(medians)
+  return [quantile(all, (1 - level) / 2), quantile(all, (1 + level) / 2)]
+}

@@ -5,7 +5,7 @@ import type { ScopedConnection } from '../router/facade-host.js'
 import { type EventRelay, relayEvents } from './mysql2-event-relay.js'
 import { type CoreConnection, coreOf, type Mysql2Command, type QueryCallback } from './mysql2-internals.js'
 import { RoutedMysql2PromiseConnection } from './mysql2-promise-connection.js'
-import { queryOptions, sqlOf } from './mysql2-statement.js'
+import { isPlainText, queryOptions, sqlOf } from './mysql2-statement.js'
 
 /** What a routed connection tells the pool facade it came from. */
 export interface ConnectionOwner {
@@ -206,7 +206,6 @@ export class RoutedMysql2Connection extends EventEmitter {
     } catch (err) {
       return failedCommand(err, callback)
     }
-    const options = queryOptions(sql, values, 0, translated)
     // Bounded by the node's queryTimeoutMs (cancelled on the server when it passes).
     const ended = sc.timed<[unknown, unknown]>((err, v) => {
       if (callback === undefined) return
@@ -216,10 +215,20 @@ export class RoutedMysql2Connection extends EventEmitter {
     const done: QueryCallback | undefined = callback
       ? (err, result, fields) => ended(err, [result, fields])
       : undefined
-    const cmd =
-      kind === 'query'
-        ? this.#core.query(options, undefined, done)
-        : this.#core.execute(options, undefined, done)
+    let cmd: Mysql2Command
+    if (isPlainText(sql, values)) {
+      // mysql2's text form: no options object for it to copy (see `isPlainText`).
+      cmd =
+        kind === 'query'
+          ? this.#core.query(translated, values, done)
+          : this.#core.execute(translated, values, done)
+    } else {
+      const options = queryOptions(sql, values, 0, translated)
+      cmd =
+        kind === 'query'
+          ? this.#core.query(options, undefined, done)
+          : this.#core.execute(options, undefined, done)
+    }
     if (callback === undefined) {
       cmd.on('error', (err: unknown) => {
         sc.fail(err)

@@ -27,7 +27,7 @@ import { mysqlProbeOps, type ProbeMemo, probeNode } from './mysql2-probe.js'
 import { isTainted } from './mysql2-read-only-session.js'
 import { noteReply, takeReplyPosition } from './mysql2-reply-position.js'
 import { type Mysql2ResultFields, toQueryResult } from './mysql2-result.js'
-import { isPrepared, queryOptions } from './mysql2-statement.js'
+import { isPrepared, PreparedText, queryOptions } from './mysql2-statement.js'
 import { beginStatements, savepointSql } from './mysql2-transaction-sql.js'
 
 /** Options of {@link mysql2Driver}. */
@@ -153,9 +153,12 @@ class Mysql2DriverImpl implements Mysql2Driver {
         cb(undefined, toQueryResult(result, fields))
       }
     }
-    if (typeof stmt !== 'string') {
-      // A query options object (the pool facade's statements): mysql2's callback API too, with
-      // `execute` (prepared) for one marked by `asPrepared`.
+    if (stmt instanceof PreparedText) {
+      // The pool facade's plain `execute(sql, values)`: mysql2's text form, no options object.
+      core.execute(stmt.sql, params as unknown[] | undefined, done as QueryCallback)
+    } else if (typeof stmt !== 'string') {
+      // A query options object (the pool facade's statements with options): mysql2's callback
+      // API too, with `execute` (prepared) for one marked by `asPrepared`.
       const options = queryOptions(stmt, params, 0)
       if (isPrepared(stmt)) core.execute(options, done as QueryCallback)
       else core.query(options, done as QueryCallback)

@@ -6,8 +6,8 @@ import { RoutedMysql2Connection } from './mysql2-connection-facade.js'
 import { coreOf } from './mysql2-internals.js'
 import type { Mysql2Module } from './mysql2-node-pool.js'
 import type { RoutedMysql2PromiseConnection } from './mysql2-promise-connection.js'
-import { nativeResult } from './mysql2-result.js'
-import { asPrepared, queryOptions } from './mysql2-statement.js'
+import { type NativeResult, nativeResult } from './mysql2-result.js'
+import { asPrepared, isPlainText, PreparedText, queryOptions } from './mysql2-statement.js'
 
 /** A mysql2-style callback of a pool query. */
 export type PoolQueryCallback = (err: Error | null, result?: unknown, fields?: FieldPacket[]) => void
@@ -170,9 +170,17 @@ export class RoutedMysql2Pool extends EventEmitter {
       cb = values
       values = undefined
     }
-    const options = queryOptions(sql, values, 0)
-    const stmt = (prepared ? asPrepared(options) : options) as unknown as Statement
-    const p = this.#host.queryAs(stmt, undefined, nativeResult)
+    let p: Promise<NativeResult>
+    if (isPlainText(sql, values)) {
+      // The common case, text and an array of values: the router's own form of a statement (no
+      // options object for mysql2 to copy; see `PreparedText`).
+      const stmt = prepared ? (new PreparedText(sql) as unknown as Statement) : sql
+      p = this.#host.queryAs(stmt, values as unknown[] | undefined, nativeResult)
+    } else {
+      const options = queryOptions(sql, values, 0)
+      const stmt = (prepared ? asPrepared(options) : options) as unknown as Statement
+      p = this.#host.queryAs(stmt, undefined, nativeResult)
+    }
     if (typeof cb === 'function') {
       const callback = cb as PoolQueryCallback
       p.then(

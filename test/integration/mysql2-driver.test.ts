@@ -639,6 +639,51 @@ describe('through a router', () => {
     )
   })
 
+  it("pool facade, text statements in mysql2's text form: execute is prepared, every value shape still works", async () => {
+    const status = async (name: string) =>
+      Number(
+        ((await cluster.query('primary', `SHOW GLOBAL STATUS LIKE '${name}'`)) as { Value: string }[])[0]
+          ?.Value,
+      )
+    // pool.execute(sql, values): a server-side prepared statement, as with mysql2's own pool
+    const executed = await status('Com_stmt_execute')
+    await router.primary(async () => {
+      expect((await pool.execute('SELECT ? + 1 AS y', [1]))[0]).toEqual([{ y: 2 }])
+      expect((await pool.execute('SELECT 3 AS z'))[0]).toEqual([{ z: 3 }])
+    })
+    expect((await status('Com_stmt_execute')) - executed).toBe(2)
+    // pool.query(sql, values): not prepared
+    const beforeQuery = await status('Com_stmt_execute')
+    await router.primary(async () => {
+      expect((await pool.query('SELECT ? AS x', [4]))[0]).toEqual([{ x: 4 }])
+      expect((await pool.query('SELECT ? AS x', 5 as never))[0]).toEqual([{ x: 5 }]) // a scalar value
+      expect((await pool.query('SELECT 6 AS x'))[0]).toEqual([{ x: 6 }])
+    })
+    expect((await status('Com_stmt_execute')) - beforeQuery).toBe(0)
+    // bad values fail as mysql2 fails them; the pool keeps working
+    await expect(pool.execute('SELECT ? AS x', [undefined])).rejects.toThrow(/undefined/)
+    // inside a transaction, on its connection: rolled back with it
+    await router
+      .transaction(async () => {
+        await pool.execute('INSERT INTO items (v) VALUES (?)', ['text-form'])
+        const [n] = await pool.execute("SELECT COUNT(*) AS n FROM items WHERE v = 'text-form'")
+        expect(Number((n as { n: number }[])[0]?.n)).toBe(1)
+        throw new Error('roll back')
+      })
+      .catch((err: Error) => expect(err.message).toBe('roll back'))
+    const [after] = await pool.query("SELECT COUNT(*) AS n FROM items WHERE v = 'text-form'")
+    expect(Number((after as { n: number }[])[0]?.n)).toBe(0)
+    // the read-only guard still sees the text
+    await expect(
+      router.readOnly(() => pool.execute('DELETE FROM items WHERE id = ?', [1])),
+    ).rejects.toBeInstanceOf(ReadOnlyViolationError)
+    // a held connection's query(sql, values) in the text form
+    const conn = await pool.getConnection()
+    expect((await conn.query('SELECT ? AS x', [7]))[0]).toEqual([{ x: 7 }])
+    expect((await conn.execute('SELECT ? AS x', [8]))[0]).toEqual([{ x: 8 }])
+    conn.release()
+  })
+
   it('pool facade, promise connections: transactions, and savepoints inside router.transaction', async () => {
     const conn = await pool.getConnection()
     await conn.beginTransaction()
