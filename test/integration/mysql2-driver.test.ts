@@ -677,6 +677,15 @@ describe('through a router', () => {
     await expect(
       router.readOnly(() => pool.execute('DELETE FROM items WHERE id = ?', [1])),
     ).rejects.toBeInstanceOf(ReadOnlyViolationError)
+    // options objects (Drizzle's form) go on as they are: their options hold, they stay unchanged
+    const typeCast = (field: { name: string }, next: () => unknown) =>
+      field.name === 'five' ? 'cast' : next()
+    const drizzleForm = { sql: 'SELECT ? + 1 AS y, 5 AS five', rowsAsArray: true, typeCast }
+    expect((await pool.query(drizzleForm, [1]))[0]).toEqual([[2, 'cast']])
+    expect((await pool.execute(drizzleForm, [2]))[0]).toEqual([[3, 'cast']])
+    expect(drizzleForm).toEqual({ sql: 'SELECT ? + 1 AS y, 5 AS five', rowsAsArray: true, typeCast })
+    expect((await pool.query({ sql: 'SELECT ? AS x', values: [9] }))[0]).toEqual([{ x: 9 }])
+    expect((await pool.query({ sql: 'SELECT ? AS x', values: [9] }, [10]))[0]).toEqual([{ x: 10 }])
     // a held connection's query(sql, values) in the text form
     const conn = await pool.getConnection()
     expect((await conn.query('SELECT ? AS x', [7]))[0]).toEqual([{ x: 7 }])
