@@ -9,7 +9,7 @@
  *   node bench/pool-rounds.mjs run1.json run2.json ...
  */
 import { readFileSync } from 'node:fs'
-import { RYW_TARGETS } from './lib/ryw.mjs'
+import { rywScore, rywTarget } from './lib/ryw.mjs'
 import { bootstrapMedianInterval, median, pairedRatios, quantile, table } from './lib/stats.mjs'
 
 const files = process.argv.slice(2)
@@ -40,10 +40,8 @@ for (const file of files) {
       entry.ratios.push(...ratios)
       entry.runs++
       entry.setups.add(setup)
-      if (name.endsWith('-position')) {
-        const target = name.includes('-w-') ? RYW_TARGETS.write : RYW_TARGETS.read
-        if (Math.min(s.ratioOfMedians, s.medianPairedRatio) >= target) entry.met++
-      }
+      const target = rywTarget(name)
+      if (target !== undefined && rywScore(s) >= target) entry.met++
       pooled.set(name, entry)
     }
   }
@@ -58,11 +56,7 @@ if (pooled.size === 0) {
 const rows = []
 for (const [name, e] of pooled) {
   const [lo, hi] = bootstrapMedianInterval(e.ratios)
-  const target = !name.endsWith('-position')
-    ? ''
-    : name.includes('-w-')
-      ? RYW_TARGETS.write
-      : RYW_TARGETS.read
+  const target = rywTarget(name)
   rows.push([
     e.label,
     String(e.runs),
@@ -70,7 +64,7 @@ for (const [name, e] of pooled) {
     median(e.ratios).toFixed(3),
     `${quantile(e.ratios, 0.25).toFixed(3)}–${quantile(e.ratios, 0.75).toFixed(3)}`,
     `${lo.toFixed(3)}–${hi.toFixed(3)}`,
-    target === '' ? '' : `>= ${target}: ${e.met} of ${e.runs}`,
+    target === undefined ? '' : `>= ${target}: ${e.met} of ${e.runs}`,
     [...e.setups].join('; '),
   ])
 }

@@ -24,8 +24,9 @@ import {
   RYW_MYSQL_TABLE_SQL,
   RYW_MYSQL_VARIANTS,
   RYW_TABLE_SQL,
-  RYW_TARGETS,
   RYW_VARIANTS,
+  rywScore,
+  rywTarget,
 } from './lib/ryw.mjs'
 import { fmt, median, pairedRatios, table } from './lib/stats.mjs'
 import { census, createVariant, LABELS, VARIANTS } from './lib/throughput.mjs'
@@ -605,9 +606,9 @@ function report(result, log) {
       )
     }
     for (const [name, s] of Object.entries(ryw.summary)) {
-      if (!name.endsWith('-position')) continue // the targets are for the default (no wait)
-      const target = name.includes('-w-') ? RYW_TARGETS.write : RYW_TARGETS.read
-      const got = Math.min(s.ratioOfMedians, s.medianPairedRatio)
+      const target = rywTarget(name) // only the default variants (no wait) have one
+      if (target === undefined) continue
+      const got = rywScore(s)
       // The per-round ratios show the noise a single median hides (rounds run back to back, A B ... then ... B A).
       const perRound = pairedRatios(ryw.rounds[name], ryw.rounds[s.baseline])
         .map((r) => r.toFixed(2))

@@ -85,6 +85,20 @@ export const RYW_BASE = Object.freeze({
 /** Acceptance of issue 16: writes in position mode >= 0.95 of off, reads right after a write >= 0.90. */
 export const RYW_TARGETS = Object.freeze({ write: 0.95, read: 0.9 })
 
+/**
+ * The target of variant `name` (`RYW_TARGETS.write` or `.read`), `undefined` for a variant without
+ * one: only the default `position` variants have targets.
+ */
+export function rywTarget(name) {
+  if (!name.endsWith('-position')) return undefined
+  return name.includes('-w-') ? RYW_TARGETS.write : RYW_TARGETS.read
+}
+
+/** What a run's summary `s` of a variant is held to its target by: the lower of its two throughput ratios. */
+export function rywScore(s) {
+  return Math.min(s.ratioOfMedians, s.medianPairedRatio)
+}
+
 const noop = () => {}
 
 /** A growable list of latencies in ms. */

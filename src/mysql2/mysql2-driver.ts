@@ -153,17 +153,19 @@ class Mysql2DriverImpl implements Mysql2Driver {
         cb(undefined, toQueryResult(result, fields))
       }
     }
-    if (stmt instanceof PreparedText) {
+    if (typeof stmt === 'string') {
+      if (params === undefined) core.query(stmt, done as QueryCallback)
+      else core.query(stmt, params, done as QueryCallback)
+    } else if (stmt instanceof PreparedText) {
       // The pool facade's plain `execute(sql, values)`: mysql2's text form, no options object.
       core.execute(stmt.sql, params as unknown[] | undefined, done as QueryCallback)
-    } else if (typeof stmt !== 'string') {
+    } else {
       // A query options object (the pool facade's statements with options): mysql2's callback
       // API too, with `execute` (prepared) for one marked by `asPrepared`.
       const options = queryOptions(stmt, params, 0)
       if (isPrepared(stmt)) core.execute(options, done as QueryCallback)
       else core.query(options, done as QueryCallback)
-    } else if (params === undefined) core.query(stmt, done as QueryCallback)
-    else core.query(stmt, params, done as QueryCallback)
+    }
   }
 
   probe(node: DriverNodeOptions, signal: AbortSignal): Promise<ProbeResult> {

@@ -73,9 +73,8 @@ export function isPlainText(sql: unknown, values: unknown): sql is string {
 /**
  * A prepared statement that is only its text (the pool facade's `execute(sql, values)` with an
  * array of values or none, its common case): the driver runs it with mysql2's
- * `execute(sql, values, cb)` as it comes, and its values travel as the statement's parameters. No
- * query options object is built for it: mysql2 copies such an object with a spread into one of
- * another shape, which costs a facade statement several µs of client CPU (bench/README §4).
+ * `execute(sql, values, cb)` as it comes, and its values travel as the statement's parameters: no
+ * query options object for mysql2 to copy (see {@link isPlainText}).
  *
  * @example
  * ```ts

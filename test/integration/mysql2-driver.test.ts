@@ -677,7 +677,7 @@ describe('through a router', () => {
     await expect(
       router.readOnly(() => pool.execute('DELETE FROM items WHERE id = ?', [1])),
     ).rejects.toBeInstanceOf(ReadOnlyViolationError)
-    // options objects (Drizzle's form) go on as they are: their options hold, they stay unchanged
+    // options objects (Drizzle's form) keep the options form: their options hold, the caller's object is unchanged
     const typeCast = (field: { name: string }, next: () => unknown) =>
       field.name === 'five' ? 'cast' : next()
     const drizzleForm = { sql: 'SELECT ? + 1 AS y, 5 AS five', rowsAsArray: true, typeCast }
